@@ -1,0 +1,9 @@
+/**
+ * The agent/context seam for `@deepseek-ai/dsh-agent-loop` 0.1.0-rc.8: the host step the patched loop calls, and
+ * the runtime capability check consumers use to fail closed on a stock build.
+ * @module @dsh-context/agent-loop-patch
+ */
+
+export { projectRequestMessages } from './host.ts'
+export type { ProjectionRequest } from './host.ts'
+export { AGENT_CONTEXT_SEAM, hasAgentContextSeam } from './capability.ts'
