@@ -6,5 +6,11 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    server: {
+      deps: {
+        // Built workspace packages load natively, as the patched DSH packages import them: one module instance.
+        external: [/\/packages\/[^/]+\/lib\//],
+      },
+    },
   },
 })

@@ -30,8 +30,8 @@ interface Offer {
   generation: number
   surfaceLength: number
   tail: number | undefined
-  nodes: ContextNode[]
-  requiredSeqs: number[]
+  nodes: readonly ContextNode[]
+  requiredSeqs: readonly number[]
 }
 
 function offer(session: Session): Offer {

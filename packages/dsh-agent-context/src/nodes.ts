@@ -10,17 +10,18 @@ import { deriveEventMessage } from '@deepseek-ai/dsh-session'
 
 /**
  * The message-bearing nodes of a surface, in surface order: the exact sources of `Session.deriveMessages()`.
+ * The array and its nodes are frozen (messages already are), so a listener cannot grow the set it selects from.
  * @param surfaceNodes - surface seqs in model-visible order.
  * @param eventAt - the event of a seq.
  * @returns one node per surface seq whose event derives a message.
  */
-export function contextNodes(surfaceNodes: readonly number[], eventAt: (seq: number) => SessionEvent): ContextNode[] {
+export function contextNodes(surfaceNodes: readonly number[], eventAt: (seq: number) => SessionEvent): readonly ContextNode[] {
   const nodes: ContextNode[] = []
   for (const seq of surfaceNodes) {
     const message = deriveEventMessage(eventAt(seq))
-    if (message !== null) nodes.push({ seq, message })
+    if (message !== null) nodes.push(Object.freeze({ seq, message }))
   }
-  return nodes
+  return Object.freeze(nodes)
 }
 
 function callIds(message: Message): string[] {
@@ -69,7 +70,7 @@ export function requiredSeqs(
   nodes: readonly ContextNode[],
   stepStartSeq: number,
   eventAt: (seq: number) => SessionEvent,
-): number[] {
+): readonly number[] {
   const required = new Set<number>()
   for (let i = nodes.length - 1; i >= 0; i--) {
     const node = nodes[i] as ContextNode
@@ -85,5 +86,5 @@ export function requiredSeqs(
   }
   const tail = nodes.at(-1)
   if (tail !== undefined) required.add(tail.seq)
-  return nodes.flatMap(node => required.has(node.seq) ? [node.seq] : [])
+  return Object.freeze(nodes.flatMap(node => required.has(node.seq) ? [node.seq] : []))
 }

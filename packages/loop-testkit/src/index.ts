@@ -9,3 +9,5 @@ export { failureReply, scriptedAdapter, textReply, toolCallReply } from './adapt
 export type { ScriptEntry, ScriptedAdapter, ScriptedAdapterOptions } from './adapter.ts'
 export { bootLoop } from './boot.ts'
 export type { BootOptions, BootedLoop } from './boot.ts'
+export { rebuildRequestsByPrefix, requestStarts } from './prefix-rebuild.ts'
+export type { PrefixRequest } from './prefix-rebuild.ts'

@@ -1,0 +1,75 @@
+/**
+ * Invariant 6: with no listener the patched packages send byte-identical requests and write a byte-identical log
+ * to stock rc.8 from npm, and logs written by stock rc.8 resume on the patched build.
+ */
+
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Agent } from '@deepseek-ai/dsh-agent'
+import type { DshModules } from '@dsh-context/loop-testkit'
+import { bootLoop, failureReply, patchedDsh, stockDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
+import { afterAll, describe, expect, it } from 'vitest'
+import { canonicalJson, expectRequestsRebuiltFromLog, requestsOf } from './support.ts'
+
+const roots: string[] = []
+afterAll(() => { for (const root of roots) rmSync(root, { recursive: true, force: true }) })
+
+const script = () => [
+  textReply('Hello there.', { inputTokens: 20, outputTokens: 3 }),
+  toolCallReply([{ id: 'call-1', name: 'echo', args: { text: 'a' } }, { id: 'call-2', name: 'echo', args: { text: 'b' } }]),
+  failureReply({ code: 'OVERLOADED', message: 'try again' }),
+  textReply('Both echoed.'),
+  toolCallReply([{ id: 'call-3', name: 'echo', args: { text: 'c' } }]),
+  textReply('Done.', { inputTokens: 90, outputTokens: 2 }),
+]
+
+async function drive(dsh: DshModules, persistRoot?: string) {
+  const loop = await bootLoop(dsh, { script: script(), ...persistRoot === undefined ? {} : { persistRoot } })
+  const agent = loop.create('differential')
+  let retried = false
+  agent.ctx.on('agent/request-error', async (_payload, next) => {
+    if (retried) return next()
+    retried = true
+    return { kind: 'retry' as const }
+  })
+  for (const text of ['hi', 'echo a and b', 'echo c']) await loop.say(agent, text)
+  return { loop, agent }
+}
+
+function requestJson(loop: Awaited<ReturnType<typeof drive>>['loop'], agent: Agent): string {
+  return canonicalJson(requestsOf(loop, agent).map(({ signal: _signal, ...request }) => request))
+}
+
+describe('no listener: stock rc.8 and the patched build are indistinguishable', () => {
+  it('sends identical requests and writes an identical log for the same script', async () => {
+    const stock = await drive(await stockDsh())
+    const patched = await drive(await patchedDsh())
+    expect(requestsOf(patched.loop, patched.agent)).toHaveLength(6)
+    expect(requestJson(patched.loop, patched.agent)).toBe(requestJson(stock.loop, stock.agent))
+    expect(canonicalJson(patched.agent.session.events)).toBe(canonicalJson(stock.agent.session.events))
+    expect(patched.agent.session.events.some(e => e.type === 'request/projection')).toBe(false)
+    expectRequestsRebuiltFromLog(patched.loop, patched.agent)
+  })
+
+  it('resumes a log persisted by stock rc.8 and continues under the invariants', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'dsh-stock-log-'))
+    roots.push(root)
+    const stock = await drive(await stockDsh(), root)
+    await stock.loop.ctx.sessions.flush(stock.agent.session)
+    const stockEvents = stock.agent.session.events.length
+    const patched = await bootLoop(await patchedDsh(), { persistRoot: root, fallback: textReply('resumed') })
+    const { agent } = await patched.ctx.agentLoop.resume(patched.ctx, {
+      resumeSessionId: patched.dsh.session.SessionId('differential'),
+      agentOptions: { provider: 'fake', model: 'fake-model' },
+    })
+    expect(canonicalJson(agent.session.events.slice(0, stockEvents))).toBe(canonicalJson(stock.agent.session.events))
+    agent.ctx.on('agent/context', async (_payload, next) => {
+      const all = await next()
+      return { include: all.include.slice(-1), revision: 'tail' }
+    })
+    await patched.say(agent, 'after resume')
+    expect(patched.errors.map(e => String(e.error))).toEqual([])
+    expect(requestsOf(patched, agent).at(-1)!.messages).toHaveLength(1)
+  })
+})

@@ -1,0 +1,72 @@
+/**
+ * A persisted JSONL session with `request/projection` events resumes on the patched build and every request still
+ * rebuilds from the log; stock rc.8 refuses the same log with DSH's own error (the expected format behaviour).
+ */
+
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Agent } from '@deepseek-ai/dsh-agent'
+import type { BootedLoop, DshModules } from '@dsh-context/loop-testkit'
+import { bootLoop, patchedDsh, rebuildRequestsByPrefix, stockDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
+import { afterAll, describe, expect, it } from 'vitest'
+import { canonicalJson, projectionsOf, requestsOf } from './support.ts'
+
+const roots: string[] = []
+afterAll(() => { for (const root of roots) rmSync(root, { recursive: true, force: true }) })
+
+const keepLastTwo = (agent: Agent): void => {
+  agent.ctx.on('agent/context', async (_payload, next) => {
+    const all = await next()
+    return { include: all.include.slice(-2), revision: 'last-2' }
+  })
+}
+
+async function resume(loop: BootedLoop, id: string): Promise<Agent> {
+  const { agent } = await loop.ctx.agentLoop.resume(loop.ctx, {
+    resumeSessionId: loop.dsh.session.SessionId(id),
+    agentOptions: { provider: 'fake', model: 'fake-model' },
+  })
+  return agent
+}
+
+async function persistedProjectedSession(): Promise<{ root: string; events: string; count: number; sent: string[] }> {
+  const root = mkdtempSync(join(tmpdir(), 'dsh-projected-log-'))
+  roots.push(root)
+  const loop = await bootLoop(await patchedDsh(), {
+    persistRoot: root,
+    script: [textReply('one'), toolCallReply([{ id: 'call-1', name: 'echo', args: { text: 'x' } }]), textReply('two'), textReply('three')],
+  })
+  const agent = loop.create('projected')
+  keepLastTwo(agent)
+  for (const text of ['first', 'second', 'third']) await loop.say(agent, text)
+  await loop.ctx.sessions.flush(agent.session)
+  expect(projectionsOf(agent.session.events).length).toBeGreaterThan(0)
+  return { root, events: canonicalJson(agent.session.events), count: agent.session.events.length, sent: requestsOf(loop, agent).map(r => JSON.stringify(r.messages)) }
+}
+
+describe('persisted logs with request/projection', () => {
+  it('resume on the patched build; every earlier and later request rebuilds from the log', async () => {
+    const { root, events, count, sent } = await persistedProjectedSession()
+    const loop = await bootLoop(await patchedDsh(), { persistRoot: root, fallback: textReply('after resume') })
+    const agent = await resume(loop, 'projected')
+    expect(canonicalJson(agent.session.events.slice(0, count))).toBe(events)
+    keepLastTwo(agent)
+    await loop.say(agent, 'fourth')
+    expect(loop.errors.map(e => String(e.error))).toEqual([])
+    expect(requestsOf(loop, agent)[0]!.messages).toHaveLength(2)
+    expect(projectionsOf(agent.session.events).at(-1)!.data).toMatchObject({ turn: 4, step: 1, revision: 'last-2', includedNodes: 2 })
+    const rebuilt = rebuildRequestsByPrefix(loop.dsh, agent.session.events).map(r => JSON.stringify(r.messages))
+    expect(rebuilt).toEqual([...sent, ...requestsOf(loop, agent).map(r => JSON.stringify(r.messages))])
+    expect(rebuilt).toHaveLength(5)
+  })
+
+  it('is refused by stock rc.8 with DSH’s own SessionFormatUnsupportedError', async () => {
+    const { root } = await persistedProjectedSession()
+    const stock: DshModules = await stockDsh()
+    const loop = await bootLoop(stock, { persistRoot: root, fallback: textReply('never') })
+    await expect(resume(loop, 'projected')).rejects.toThrow(/event type "request\/projection" \(seq \d+\) unknown to this harness and not marked ignorable/)
+    await expect(resume(loop, 'projected')).rejects.toMatchObject({ name: 'SessionFormatUnsupportedError' })
+    expect(loop.adapter.requests).toEqual([])
+  })
+})

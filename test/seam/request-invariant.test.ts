@@ -1,0 +1,55 @@
+/**
+ * The patched agent-loop invariant compares every loop-built request with the messages rebuilt from the log
+ * (surface derivation filtered by the step's `request/projection`), and still catches divergence.
+ */
+
+import type { Agent } from '@deepseek-ai/dsh-agent'
+import type { Message } from '@deepseek-ai/dsh-llm'
+import { hasAgentContextSeam } from '@dsh-context/agent-loop-patch'
+import { bootLoop, patchedDsh, stockDsh, textReply } from '@dsh-context/loop-testkit'
+import { describe, expect, it } from 'vitest'
+import { requestsOf } from './support.ts'
+
+const dsh = await patchedDsh()
+
+type BuildRequest = (turn: number, step: number, tools: unknown, system: string, messages: Message[], signal: AbortSignal) => Promise<unknown>
+
+/** Wrap the (unexported) loop agent's buildRequest on one instance, as DSH's own shared probe does. */
+function interceptMessages(agent: Agent, rewrite: (messages: Message[]) => Message[]): void {
+  const original = (Object.getPrototypeOf(agent) as { buildRequest: BuildRequest }).buildRequest
+  ;(agent as unknown as { buildRequest: BuildRequest }).buildRequest = function (this: Agent, turn, step, tools, system, messages, signal) {
+    return original.call(this, turn, step, tools, system, rewrite(messages), signal)
+  }
+}
+
+describe('the log-rebuilt request invariant', () => {
+  it('accepts projected requests and rejects a subset the log does not record', async () => {
+    const loop = await bootLoop(dsh, { fallback: textReply('ok') })
+    const agent = loop.create('diverging')
+    await loop.say(agent, 'first')
+    interceptMessages(agent, messages => messages.slice(-1))
+    await loop.say(agent, 'second')
+    expect(loop.errors.map(e => (e.error as Error).name)).toEqual(['InvariantError'])
+    expect(String(loop.errors[0]!.error)).toMatch(/llm request for session "diverging" diverges from the messages rebuilt from its log/)
+    expect(requestsOf(loop, agent)).toHaveLength(1)
+  })
+
+  it('rejects a request whose request/projection does not match the surface', async () => {
+    const loop = await bootLoop(dsh, { fallback: textReply('ok') })
+    const agent = loop.create('forged')
+    await loop.say(agent, 'first')
+    agent.ctx.on('agent/request', async ({ turn, step }, next) => {
+      const seq = agent.session.surface.nodes.at(-1)!
+      agent.session.append('request/projection', { turn, step, generation: 7, include: [[seq, seq]], surfaceNodes: 3, includedNodes: 1 })
+      return next()
+    })
+    await loop.say(agent, 'second')
+    expect(String(loop.errors[0]!.error)).toMatch(/cannot be rebuilt from its log: request\/projection of turn 2 step 1 was made under surface generation 7, but the request was sent under generation 0/)
+    expect(requestsOf(loop, agent)).toHaveLength(1)
+  })
+
+  it('is advertised by the capability flag only on the patched build', async () => {
+    expect(hasAgentContextSeam((await bootLoop(dsh)).ctx)).toBe(true)
+    expect(hasAgentContextSeam((await bootLoop(await stockDsh())).ctx)).toBe(false)
+  })
+})
