@@ -30,7 +30,7 @@ describe('the log-rebuilt request invariant', () => {
     interceptMessages(agent, messages => messages.slice(-1))
     await loop.say(agent, 'second')
     expect(loop.errors.map(e => (e.error as Error).name)).toEqual(['InvariantError'])
-    expect(String(loop.errors[0]!.error)).toMatch(/llm request for session "diverging" diverges from the messages rebuilt from its log/)
+    expect(String(loop.errors[0]!.error)).toMatch(/llm request for session "diverging" diverges from the dispatch-time durable derivation/)
     expect(requestsOf(loop, agent)).toHaveLength(1)
   })
 
