@@ -32,6 +32,8 @@ interface Offer {
   tail: number | undefined
   nodes: readonly ContextNode[]
   requiredSeqs: readonly number[]
+  /** The waterfall's default result; returned unchanged, it needs no normalization. */
+  everything: ContextSelection
 }
 
 function offer(session: Session): Offer {
@@ -45,6 +47,7 @@ function offer(session: Session): Offer {
     tail: surface.nodes.at(-1),
     nodes,
     requiredSeqs: requiredSeqs(nodes, stepStart, eventAt),
+    everything: Object.freeze({ include: Object.freeze(nodes.map(node => node.seq)) }),
   }
 }
 
@@ -67,7 +70,7 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 
 async function select(agent: Agent, dispatch: AgentEventDispatch, request: ProjectionRequest, current: Offer): Promise<unknown> {
   const payload = { ...request, nodes: current.nodes, requiredSeqs: current.requiredSeqs }
-  const everything = (): Promise<ContextSelection> => Promise.resolve({ include: current.nodes.map(node => node.seq) })
+  const everything = (): Promise<ContextSelection> => Promise.resolve(current.everything)
   try {
     return await untilAborted(dispatch.waterfall('agent/context', payload, everything), request.signal)
   } catch (error: unknown) {
@@ -102,6 +105,7 @@ export async function projectRequestMessages(
       throw new AgentContextError('surface-changed', String(agent.id), revisionOf(selection), [current.generation, session.surface.replaceGeneration], 'saw the surface change while its listeners ran, twice; surface generations')
     }
   }
+  if (selection === current.everything && pendingProjection(session.events) === undefined) return session.deriveMessages()
   const projection = normalizeSelection({
     agent: String(agent.id),
     nodes: current.nodes,
