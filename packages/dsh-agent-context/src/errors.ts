@@ -19,8 +19,6 @@ export type AgentContextErrorCode =
   | 'listener-failed'
   /** The surface changed while listeners ran, twice in a row. */
   | 'surface-changed'
-  /** A `request/projection` event does not match the log it is in. */
-  | 'stale-projection'
 
 /** A refused `agent/context` projection, naming the agent, the listener revision and the offending values. */
 export class AgentContextError extends Error {

@@ -31,26 +31,26 @@ export function encodeInclude(surfaceSeqs: readonly number[], include: readonly 
 }
 
 /**
- * Select the surface seqs that a projection's ranges contain.
- * @param surfaceSeqs - surface seqs in surface order.
- * @param ranges - inclusive seq ranges in ascending order.
- * @returns the selected seqs in surface order.
+ * Select the surface nodes a projection's ranges name. A range `[first, last]` is the run of consecutive surface
+ * nodes from the node with seq `first` through the node with seq `last`, in surface order. It is not a seq interval:
+ * after a replace the surface is not ordered by seq (the replacement node's seq is larger than the nodes after it).
+ * @param surfaceSeqs - surface seqs in surface order, the same list the ranges were encoded over.
+ * @param ranges - `[first, last]` runs as {@link encodeInclude} writes them.
+ * @returns the selected seqs in surface order; a range whose `first` is not on the surface selects nothing, one whose
+ * `last` never follows its `first` selects through the surface end.
  */
 export function decodeInclude(surfaceSeqs: readonly number[], ranges: readonly (readonly [number, number])[]): number[] {
-  return surfaceSeqs.filter(seq => inRanges(ranges, seq))
-}
-
-function inRanges(ranges: readonly (readonly [number, number])[], seq: number): boolean {
-  let lo = 0
-  let hi = ranges.length - 1
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1
-    const [first, last] = ranges[mid] as readonly [number, number]
-    if (seq < first) hi = mid - 1
-    else if (seq > last) lo = mid + 1
-    else return true
+  const lastOf = new Map<number, number>()
+  for (const [first, last] of ranges) lastOf.set(first, last)
+  const selected: number[] = []
+  let until: number | undefined
+  for (const seq of surfaceSeqs) {
+    until ??= lastOf.get(seq)
+    if (until === undefined) continue
+    selected.push(seq)
+    if (seq === until) until = undefined
   }
-  return false
+  return selected
 }
 
 /**
@@ -90,15 +90,17 @@ export function projectMessages(
   eventAt: (seq: number) => SessionEvent,
   projection?: RequestProjection,
 ): Message[] {
-  const messages: Message[] = []
+  const derived: Message[] = []
   const sources: number[] = []
   for (const seq of surface.nodes) {
     const message = deriveEventMessage(eventAt(seq))
     if (message === null) continue
     sources.push(seq)
-    if (projection === undefined || inRanges(projection.include, seq)) messages.push(message)
+    derived.push(message)
   }
-  if (projection === undefined) return messages
+  if (projection === undefined) return derived
+  const selected = new Set(decodeInclude(sources, projection.include))
+  const messages = derived.filter((_, i) => selected.has(sources[i] as number))
   if (projection.generation !== surface.replaceGeneration) {
     throw new Error(`request/projection of turn ${projection.turn} step ${projection.step} was made under surface generation ${projection.generation}, but the request was sent under generation ${surface.replaceGeneration}`)
   }

@@ -21,8 +21,8 @@ export interface PrefixRequest {
 }
 
 /**
- * Seqs of the first `assistant/chunk` of every request in a log: a chunk that opens its step, follows a non-chunk
- * event, or follows a `finish` chunk.
+ * Seqs of the first `assistant/chunk` of every request in a log: a chunk that follows a non-chunk event, a `finish`
+ * chunk, or a chunk of another turn or step.
  * @param events - a session log.
  * @returns request start seqs in log order.
  */
@@ -31,8 +31,9 @@ export function requestStarts(events: readonly SessionEvent[]): number[] {
   let previous: SessionEvent | undefined
   for (const event of events) {
     if (event.type === 'assistant/chunk') {
-      const opens = previous?.type !== 'assistant/chunk'
-        || (previous as SessionEvent<'assistant/chunk'>).data.chunk.type === 'finish'
+      const before = previous?.type === 'assistant/chunk' ? (previous as SessionEvent<'assistant/chunk'>).data : undefined
+      const { turn, step } = (event as SessionEvent<'assistant/chunk'>).data
+      const opens = before === undefined || before.chunk.type === 'finish' || before.turn !== turn || before.step !== step
       if (opens) starts.push(event.seq)
     }
     previous = event

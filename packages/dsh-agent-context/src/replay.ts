@@ -1,0 +1,245 @@
+/**
+ * Rebuild every loop-built request of a session from its event log in one linear pass: the surface fold, the
+ * request-header fold and the `request/projection` fold advance together, so no log prefix is refolded.
+ * @module @dsh-context/agent-context/replay
+ */
+
+import type { GenerateOptions, Message } from '@deepseek-ai/dsh-llm'
+import type { EpochHeader, RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
+import { canonicalHeader, deriveEventMessage, isSurfaceEvent } from '@deepseek-ai/dsh-session'
+import { decodeInclude } from './projection.ts'
+
+/** One request as its log records it. */
+export interface ReplayedRequest {
+  readonly turn: number
+  readonly step: number
+  /** Seq of the request's first `assistant/chunk`. */
+  readonly seq: number
+  /** The messages it sent: the surface derivation at `seq`, filtered by `projection`. Message objects are shared with the events. */
+  readonly messages: Message[]
+  /** The canonical header of the newest `request/header` before `seq`. */
+  readonly header: EpochHeader | undefined
+  /** The `request/projection` the request consumed, when it was sent with one. */
+  readonly projection?: RequestProjection
+  /** Message-bearing surface nodes at `seq`. */
+  readonly surfaceNodes: number
+  /** The surface `replaceGeneration` at `seq`. */
+  readonly generation: number
+}
+
+/** Why a log does not replay. */
+export type ReplayErrorCode =
+  /** An event's seq is not the previous seq plus one (the first event has seq 0). */
+  | 'non-contiguous'
+  /** A surface replace names a range that is not on the surface. */
+  | 'invalid-surface'
+  /** A `request/projection` event's fields are not the encoded form (ranges of seq pairs, integer counts). */
+  | 'malformed-projection'
+  /** A `request/projection` names another turn or step than the request that consumes it. */
+  | 'projection-position'
+  /** A `request/projection` was made under another surface generation than its request was sent under. */
+  | 'projection-generation'
+  /** A `request/projection`'s ranges select other nodes than its counts say, or end at seqs that are not surface nodes. */
+  | 'projection-ranges'
+
+/** A log that does not replay, naming the seq of the offending event. */
+export class ReplayError extends Error {
+  override readonly name = 'ReplayError'
+
+  /**
+   * @param code - what did not match.
+   * @param seq - seq of the offending event.
+   * @param detail - one sentence on what was wrong.
+   */
+  constructor(readonly code: ReplayErrorCode, readonly seq: number, detail: string) {
+    super(`session log does not replay at seq ${seq}: ${detail}`)
+  }
+}
+
+type ChunkEvent = SessionEvent<'assistant/chunk'>
+type ProjectionEvent = SessionEvent<'request/projection'>
+
+/** The model-visible surface, folded one event at a time like DSH's `SurfaceManager`. */
+class SurfaceFold {
+  readonly nodes: number[] = []
+  /** The derived message of each message-bearing surface node. */
+  readonly messages = new Map<number, Message>()
+  generation = 0
+
+  apply(event: SessionEvent): void {
+    if (!isSurfaceEvent(event) || event.surfaceOp === undefined) return
+    const op = event.surfaceOp
+    if (op === 'append') {
+      this.nodes.push(event.seq)
+    } else {
+      const startIdx = this.nodes.indexOf(op.start)
+      const endIdx = this.nodes.indexOf(op.end)
+      if (startIdx === -1 || endIdx === -1 || startIdx > endIdx) {
+        throw new ReplayError('invalid-surface', event.seq, `surface replace [${op.start}, ${op.end}] is not a range of the surface`)
+      }
+      for (const seq of this.nodes.splice(startIdx, endIdx - startIdx + 1, event.seq)) this.messages.delete(seq)
+      this.generation += 1
+    }
+    const message = deriveEventMessage(event)
+    if (message !== null) this.messages.set(event.seq, message)
+  }
+
+  /** Message-bearing surface seqs and their messages, in surface order. */
+  derive(): { seqs: number[]; messages: Message[] } {
+    const seqs: number[] = []
+    const messages: Message[] = []
+    for (const seq of this.nodes) {
+      const message = this.messages.get(seq)
+      if (message === undefined) continue
+      seqs.push(seq)
+      messages.push(message)
+    }
+    return { seqs, messages }
+  }
+}
+
+function isCount(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0
+}
+
+function isEncodedProjection(data: RequestProjection): boolean {
+  return isCount(data.turn) && isCount(data.step) && isCount(data.generation)
+    && isCount(data.surfaceNodes) && isCount(data.includedNodes)
+    && (data.revision === undefined || typeof data.revision === 'string')
+    && Array.isArray(data.include)
+    && data.include.every(range => Array.isArray(range) && range.length === 2 && isCount(range[0]) && isCount(range[1]))
+}
+
+/** Check a pending projection against the request consuming it and select the messages it names. */
+function project(projection: ProjectionEvent, chunk: ChunkEvent, generation: number, surface: { seqs: number[]; messages: Message[] }): Message[] {
+  const { data, seq } = projection
+  if (!isEncodedProjection(data)) {
+    throw new ReplayError('malformed-projection', seq, 'request/projection is not { turn, step, generation, include: [first, last][], surfaceNodes, includedNodes } of non-negative integers')
+  }
+  if (data.turn !== chunk.data.turn || data.step !== chunk.data.step) {
+    throw new ReplayError('projection-position', seq, `request/projection names turn ${data.turn} step ${data.step}, but the request at seq ${chunk.seq} is turn ${chunk.data.turn} step ${chunk.data.step}`)
+  }
+  if (data.generation !== generation) {
+    throw new ReplayError('projection-generation', seq, `request/projection was made under surface generation ${data.generation}, but the request at seq ${chunk.seq} was sent under generation ${generation}`)
+  }
+  const selected = new Set(decodeInclude(surface.seqs, data.include))
+  if (data.surfaceNodes !== surface.seqs.length || data.includedNodes !== selected.size) {
+    throw new ReplayError('projection-ranges', seq, `request/projection counts ${data.includedNodes}/${data.surfaceNodes} nodes, but its ranges select ${selected.size}/${surface.seqs.length} at the request at seq ${chunk.seq}`)
+  }
+  const stray = data.include.flat().find(end => !selected.has(end))
+  if (stray !== undefined) {
+    throw new ReplayError('projection-ranges', seq, `request/projection has a range ending at seq ${stray}, which is not a node it selects at the request at seq ${chunk.seq}`)
+  }
+  return surface.messages.filter((_, i) => selected.has(surface.seqs[i] as number))
+}
+
+/** Whether a chunk opens a request: the first chunk of its step, or the first after a finish chunk or another event. */
+function opensRequest(chunk: ChunkEvent, previous: SessionEvent | undefined): boolean {
+  if (previous?.type !== 'assistant/chunk') return true
+  const before = previous as ChunkEvent
+  return before.data.chunk.type === 'finish' || before.data.turn !== chunk.data.turn || before.data.step !== chunk.data.step
+}
+
+/**
+ * Rebuild every request a session's log records, in log order. A request starts at an `assistant/chunk` that is the
+ * first chunk of its step, follows a non-chunk event, or follows a `finish` chunk (a retry in the same step). Its
+ * messages are the surface derivation at that chunk filtered by the pending `request/projection` (the newest one
+ * after the previous chunk and the last `step/start`), which the request consumes. Memory is the surface plus the
+ * output: message objects are shared, never cloned.
+ * @param events - a session log in seq order, starting at seq 0; any iterable, read once.
+ * @returns one entry per request.
+ * @throws {ReplayError} on a seq gap, a replace outside the surface, or a projection that does not match its request.
+ */
+export function replayRequests(events: Iterable<SessionEvent>): ReplayedRequest[] {
+  const requests: ReplayedRequest[] = []
+  const surface = new SurfaceFold()
+  let header: EpochHeader | undefined
+  let pending: ProjectionEvent | undefined
+  let previous: SessionEvent | undefined
+  let expected = 0
+  for (const event of events) {
+    if (event.seq !== expected) {
+      throw new ReplayError('non-contiguous', event.seq, `expected seq ${expected} after seq ${expected - 1}`)
+    }
+    expected += 1
+    surface.apply(event)
+    switch (event.type) {
+      case 'request/header':
+        header = canonicalHeader(event.data.header)
+        break
+      case 'request/projection':
+        pending = event
+        break
+      case 'step/start':
+        pending = undefined
+        break
+      case 'assistant/chunk': {
+        if (!opensRequest(event, previous)) break
+        const derived = surface.derive()
+        const consumed = pending
+        pending = undefined
+        requests.push({
+          turn: event.data.turn,
+          step: event.data.step,
+          seq: event.seq,
+          messages: consumed === undefined ? derived.messages : project(consumed, event, surface.generation, derived),
+          header,
+          ...consumed === undefined ? {} : { projection: consumed.data },
+          surfaceNodes: derived.seqs.length,
+          generation: surface.generation,
+        })
+        break
+      }
+      default:
+        // Merge-extensible event union: every other event is folded by the surface alone or is log-only.
+        break
+    }
+    previous = event
+  }
+  return requests
+}
+
+/** The request fields {@link diffRequest} compares; a `GenerateOptions` as an adapter received it has them all. */
+export type ComparableRequest = Pick<GenerateOptions, 'messages' | 'model'>
+  & Partial<Pick<GenerateOptions, 'system' | 'tools' | 'temperature' | 'maxTokens' | 'stop'>>
+
+function clip(json: string | undefined): string {
+  if (json === undefined) return 'nothing'
+  return json.length > 120 ? `${json.slice(0, 120)}…` : json
+}
+
+/**
+ * Compare a request as sent with its replay the way DSH's request invariant compares it with the log, by JSON text:
+ * the messages one by one, then model, system, tools, temperature, maxTokens and stop against the logged header.
+ * An absent field compares as absent.
+ * @param replayed - the request rebuilt from the log.
+ * @param request - the request the provider received.
+ * @returns undefined when they are identical, else one sentence naming the first difference.
+ */
+export function diffRequest(replayed: ReplayedRequest, request: ComparableRequest): string | undefined {
+  const at = `request of turn ${replayed.turn} step ${replayed.step} (seq ${replayed.seq})`
+  const count = Math.max(request.messages.length, replayed.messages.length)
+  for (let i = 0; i < count; i++) {
+    const sent = JSON.stringify(request.messages[i])
+    const rebuilt = JSON.stringify(replayed.messages[i])
+    if (sent !== rebuilt) {
+      return `${at}: message ${i} differs (${request.messages.length} sent, ${replayed.messages.length} rebuilt): sent ${clip(sent)}, rebuilt ${clip(rebuilt)}`
+    }
+  }
+  const { header } = replayed
+  if (header === undefined) return `${at}: no request/header precedes it in the log`
+  const fields: [name: string, sent: unknown, logged: unknown][] = [
+    ['model', request.model, header.config.model],
+    ['system', request.system, header.system],
+    ['tools', request.tools ?? [], header.tools ?? []],
+    ['temperature', request.temperature, header.config.temperature],
+    ['maxTokens', request.maxTokens, header.config.maxTokens],
+    ['stop', request.stop, header.config.stop],
+  ]
+  for (const [name, sent, logged] of fields) {
+    const sentJson = JSON.stringify(sent)
+    const loggedJson = JSON.stringify(logged)
+    if (sentJson !== loggedJson) return `${at}: ${name} differs: sent ${clip(sentJson)}, the log's request/header has ${clip(loggedJson)}`
+  }
+  return undefined
+}

@@ -1,0 +1,180 @@
+import type { GenerateOptions, StreamChunk } from '@deepseek-ai/dsh-llm'
+import type { SessionEvent } from '@deepseek-ai/dsh-session'
+import type { BootedLoop } from '@dsh-context/loop-testkit'
+import { bootLoop, failureReply, patchedDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
+import { describe, expect, it } from 'vitest'
+import type { ReplayErrorCode } from '../src/index.ts'
+import { diffRequest, ReplayError, replayRequests } from '../src/index.ts'
+import { expectFaithfulReplay, keepLast, loopRequests } from './oracle.ts'
+
+const toolScript = [
+  toolCallReply([{ id: 'c1', name: 'echo', args: { text: 'one' } }]),
+  textReply('done'),
+  toolCallReply([{ id: 'c2', name: 'echo', args: { text: 'two' } }, { id: 'c3', name: 'echo', args: { text: 'three' } }]),
+  textReply('done again'),
+  textReply('third turn'),
+]
+
+async function converse(project: boolean): Promise<{ loop: BootedLoop; events: readonly SessionEvent[] }> {
+  const loop = await bootLoop(await patchedDsh(), { script: [...toolScript] })
+  const agent = loop.create(project ? 'keep-last' : 'plain')
+  if (project) keepLast(agent, 2)
+  for (const text of ['go', 'again', 'once more']) await loop.say(agent, text)
+  expect(loop.errors).toEqual([])
+  return { loop, events: agent.session.events }
+}
+
+function projections(events: readonly SessionEvent[]): SessionEvent<'request/projection'>[] {
+  return events.filter((event): event is SessionEvent<'request/projection'> => event.type === 'request/projection')
+}
+
+describe('replayRequests on real loop logs', () => {
+  it('rebuilds every request of a loop without a listener, tool round trips and three turns', async () => {
+    const { loop, events } = await converse(false)
+    const replayed = expectFaithfulReplay(loop, events)
+    expect(replayed.map(r => [r.turn, r.step])).toEqual([[1, 1], [1, 2], [2, 1], [2, 2], [3, 1]])
+    expect(replayed.every(r => r.projection === undefined && r.messages.length === r.surfaceNodes)).toBe(true)
+  })
+
+  it('rebuilds every request of a loop whose listener keeps the last 2 nodes', async () => {
+    const { loop, events } = await converse(true)
+    const replayed = expectFaithfulReplay(loop, events)
+    expect(replayed).toHaveLength(5)
+    const projected = replayed.filter(r => r.projection !== undefined)
+    expect(projected.length).toBeGreaterThan(0)
+    for (const r of projected) {
+      expect(r.projection?.revision).toBe('keep-last-2')
+      expect(r.messages.length).toBe(r.projection?.includedNodes)
+      expect(r.messages.length).toBeLessThan(r.surfaceNodes)
+    }
+    expect(projected.map(r => r.projection)).toEqual(projections(events).map(event => event.data))
+  })
+
+  it('leaves an empty-content reply on the surface but out of the nodes and counts', async () => {
+    const emptyReply = [{ type: 'finish', reason: { kind: 'stop' } }] as StreamChunk[]
+    const loop = await bootLoop(await patchedDsh(), { script: [emptyReply, textReply('second')] })
+    const agent = loop.create('empty-reply')
+    keepLast(agent, 1)
+    await loop.say(agent, 'go')
+    await loop.say(agent, 'again')
+    expect(loop.errors).toEqual([])
+    const empty = agent.session.events.find(event => event.type === 'assistant/message') as SessionEvent<'assistant/message'>
+    expect(empty.data.message.content).toEqual([])
+    expect(agent.session.surface.nodes).toContain(empty.seq)
+
+    const [, second] = expectFaithfulReplay(loop, agent.session.events)
+    expect(second?.surfaceNodes).toBe(2)
+    expect(second?.projection).toMatchObject({ surfaceNodes: 2, includedNodes: 1 })
+  })
+
+  it('rebuilds requests after a compaction replaced a surface range, with a projection over the replaced surface', async () => {
+    const dsh = await patchedDsh()
+    const summarizing = (request: GenerateOptions): boolean =>
+      request.messages.at(-1)?.content.some(block => block.type === 'text' && block.text.includes('acting as a compaction engine')) === true
+    const loop = await bootLoop(dsh, {
+      contextWindow: 2000,
+      fallback: request => summarizing(request) ? textReply('SUMMARY of earlier turns') : textReply('x'.repeat(1200)),
+      plugins: [[dsh.compactionBasic.default, { thresholdRatio: 0.5, retainRatio: 0.1 }]],
+    })
+    const agent = loop.create('compacted')
+    agent.ctx.on('agent/context', async (payload, next) => {
+      const all = await next()
+      const required = new Set(payload.requiredSeqs)
+      const dropped = payload.nodes.find(node => !required.has(node.seq))?.seq
+      return { include: all.include.filter(seq => seq !== dropped), revision: 'drop-oldest' }
+    })
+    for (const text of ['one', 'two', 'three', 'four', 'five']) await loop.say(agent, text)
+    expect(loop.errors).toEqual([])
+    expect(agent.session.surface.replaceGeneration).toBeGreaterThan(0)
+
+    const replayed = expectFaithfulReplay(loop, agent.session.events)
+    const after = replayed.filter(r => r.generation > 0)
+    expect(after.length).toBeGreaterThan(0)
+    expect(after.some(r => r.projection !== undefined)).toBe(true)
+  })
+
+  // Without a listener nothing is logged between the failed request's finish chunk and the retry's first chunk.
+  it.each([['with', true], ['without', false]])('replays both requests of a step retried after a context-window overflow, %s a listener', async (_with, project) => {
+    const loop = await bootLoop(await patchedDsh(), {
+      script: [textReply('hi'), failureReply({ code: 'CONTEXT_WINDOW_EXCEEDED', message: 'too long' }), textReply('ok')],
+    })
+    const agent = loop.create('retry')
+    if (project) keepLast(agent, 1)
+    agent.ctx.on('agent/request-error', async (payload, next) =>
+      payload.failure.code === 'CONTEXT_WINDOW_EXCEEDED' ? { kind: 'retry' } : next())
+    await loop.say(agent, 'hello')
+    await loop.say(agent, 'more')
+    expect(loop.errors).toEqual([])
+
+    const replayed = expectFaithfulReplay(loop, agent.session.events)
+    expect(replayed.map(r => [r.turn, r.step])).toEqual([[1, 1], [2, 1], [2, 1]])
+    const [, failed, retried] = replayed
+    const failure = agent.session.events[failed?.seq as number] as SessionEvent<'assistant/chunk'>
+    expect(failure.data.chunk).toMatchObject({ type: 'finish', reason: { kind: 'error' } })
+    expect(retried?.projection !== undefined).toBe(project)
+    expect(retried?.messages).toHaveLength(project ? 1 : 3)
+  })
+})
+
+describe('replayRequests on tampered logs', () => {
+  type Tamper = (event: SessionEvent<'request/projection'>) => void
+  const cases: [name: string, code: ReplayErrorCode, tamper: Tamper][] = [
+    ['its generation changed', 'projection-generation', event => { event.data.generation += 1 }],
+    ['a range dropped', 'projection-ranges', event => { event.data.include = event.data.include.slice(1) }],
+    ['its included count changed', 'projection-ranges', event => { event.data.includedNodes += 1 }],
+    ['its surface count changed', 'projection-ranges', event => { event.data.surfaceNodes -= 1 }],
+    ['its last range ending past the surface', 'projection-ranges', event => { (event.data.include.at(-1) as [number, number])[1] = 999_999 }],
+    ['its step changed', 'projection-position', event => { event.data.step += 1 }],
+    ['its include not ranges', 'malformed-projection', event => { (event.data as { include: unknown }).include = [7] }],
+  ]
+
+  it.each(cases)('names the request/projection seq when %s', async (_name, code, tamper) => {
+    const { events } = await converse(true)
+    const copy = structuredClone(events) as SessionEvent[]
+    const target = projections(copy).at(-1) as SessionEvent<'request/projection'>
+    tamper(target)
+    const error = (() => {
+      try {
+        replayRequests(copy)
+      } catch (caught: unknown) {
+        return caught
+      }
+      return undefined
+    })()
+    expect(error).toBeInstanceOf(ReplayError)
+    expect((error as ReplayError).code).toBe(code)
+    expect((error as ReplayError).seq).toBe(target.seq)
+    expect((error as ReplayError).message).toContain(`seq ${target.seq}`)
+  })
+
+  it('refuses a log with a seq gap', async () => {
+    const { events } = await converse(false)
+    const gapped = events.filter((_, i) => i !== 3)
+    expect(() => replayRequests(gapped)).toThrow(expect.objectContaining({ code: 'non-contiguous', seq: 4 }))
+  })
+
+  it('refuses a surface replace of a range that is not on the surface', async () => {
+    const { events } = await converse(false)
+    const copy = structuredClone(events) as SessionEvent[]
+    const reply = copy.findLast(event => event.type === 'assistant/message') as SessionEvent<'assistant/message'>
+    reply.surfaceOp = { op: 'replace', start: 100_000, end: 100_001 }
+    expect(() => replayRequests(copy)).toThrow(expect.objectContaining({ code: 'invalid-surface', seq: reply.seq }))
+  })
+})
+
+describe('diffRequest', () => {
+  it('names the first divergence between a sent request and its replay', async () => {
+    const { loop, events } = await converse(true)
+    const [first] = replayRequests(events)
+    const [sent] = loopRequests(loop)
+    if (first === undefined || sent === undefined) throw new Error('the loop sent no request')
+    expect(diffRequest(first, sent)).toBeUndefined()
+    expect(diffRequest(first, { ...sent, messages: sent.messages.slice(1) })).toMatch(/message 0 differs \(0 sent, 1 rebuilt\)/)
+    expect(diffRequest(first, { ...sent, messages: [loop.user('forged')] })).toMatch(/message 0 differs \(1 sent, 1 rebuilt\): sent .*forged/)
+    expect(diffRequest(first, { ...sent, model: 'other-model' })).toMatch(/model differs: sent "other-model", the log's request\/header has "fake-model"/)
+    expect(diffRequest(first, { ...sent, system: 'another prompt' })).toMatch(/system differs: sent "another prompt"/)
+    expect(diffRequest(first, { ...sent, tools: [] })).toMatch(/tools differs: sent \[\]/)
+    expect(diffRequest(first, { ...sent, temperature: 0.5 })).toMatch(/temperature differs: sent 0.5, the log's request\/header has nothing/)
+    expect(diffRequest({ ...first, header: undefined }, sent)).toMatch(/no request\/header precedes it/)
+  })
+})
