@@ -52,7 +52,7 @@ export function normalizeSelection(input: NormalizeInput, selection: unknown): N
   if (!Array.isArray(include)) {
     throw new AgentContextError('invalid-selection', agent, revision, [include], 'returned an include that is not an array')
   }
-  const invalid = include.filter(seq => !Number.isSafeInteger(seq) || (seq as number) < 0)
+  const invalid = Array.from(include as unknown[], seq => seq).filter(seq => !Number.isSafeInteger(seq) || (seq as number) < 0)
   if (invalid.length > 0) {
     throw new AgentContextError('invalid-seq', agent, revision, invalid, 'returned include values that are not seqs (safe non-negative integers)')
   }

@@ -133,8 +133,14 @@ function project(projection: ProjectionEvent, chunk: ChunkEvent, generation: num
   return surface.messages.filter((_, i) => selected.has(surface.seqs[i] as number))
 }
 
-/** Whether a chunk opens a request: the first chunk of its step, or the first after a finish chunk or another event. */
-function opensRequest(chunk: ChunkEvent, previous: SessionEvent | undefined): boolean {
+/**
+ * Whether a chunk opens a request: the first chunk of its step, or the first after a `finish` chunk (a retry in the
+ * same step) or after any other event. The one request-boundary rule; request reconstructions share it.
+ * @param chunk - an `assistant/chunk` event.
+ * @param previous - the event before it in the log, if any.
+ * @returns whether `chunk` is the first chunk of a request.
+ */
+export function opensRequest(chunk: ChunkEvent, previous: SessionEvent | undefined): boolean {
   if (previous?.type !== 'assistant/chunk') return true
   const before = previous as ChunkEvent
   return before.data.chunk.type === 'finish' || before.data.turn !== chunk.data.turn || before.data.step !== chunk.data.step
@@ -201,7 +207,7 @@ export function replayRequests(events: Iterable<SessionEvent>): ReplayedRequest[
 
 /** The request fields {@link diffRequest} compares; a `GenerateOptions` as an adapter received it has them all. */
 export type ComparableRequest = Pick<GenerateOptions, 'messages' | 'model'>
-  & Partial<Pick<GenerateOptions, 'system' | 'tools' | 'temperature' | 'maxTokens' | 'stop'>>
+  & Partial<Pick<GenerateOptions, 'system' | 'tools' | 'temperature' | 'maxTokens' | 'stop' | 'reasoningEffort'>>
 
 function clip(json: string | undefined): string {
   if (json === undefined) return 'nothing'
@@ -210,7 +216,7 @@ function clip(json: string | undefined): string {
 
 /**
  * Compare a request as sent with its replay the way DSH's request invariant compares it with the log, by JSON text:
- * the messages one by one, then model, system, tools, temperature, maxTokens and stop against the logged header.
+ * the messages one by one, then model, system, tools, temperature, maxTokens, reasoningEffort and stop against the logged header.
  * An absent field compares as absent.
  * @param replayed - the request rebuilt from the log.
  * @param request - the request the provider received.
@@ -234,6 +240,7 @@ export function diffRequest(replayed: ReplayedRequest, request: ComparableReques
     ['tools', request.tools ?? [], header.tools ?? []],
     ['temperature', request.temperature, header.config.temperature],
     ['maxTokens', request.maxTokens, header.config.maxTokens],
+    ['reasoningEffort', request.reasoningEffort, header.config.reasoningEffort],
     ['stop', request.stop, header.config.stop],
   ]
   for (const [name, sent, logged] of fields) {

@@ -4,7 +4,7 @@ import type { BootedLoop } from '@dsh-context/loop-testkit'
 import { bootLoop, failureReply, patchedDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import type { ReplayErrorCode } from '../src/index.ts'
-import { diffRequest, ReplayError, replayRequests } from '../src/index.ts'
+import { diffRequest, opensRequest, ReplayError, replayRequests } from '../src/index.ts'
 import { expectFaithfulReplay, keepLast, loopRequests } from './oracle.ts'
 
 const toolScript = [
@@ -176,5 +176,27 @@ describe('diffRequest', () => {
     expect(diffRequest(first, { ...sent, tools: [] })).toMatch(/tools differs: sent \[\]/)
     expect(diffRequest(first, { ...sent, temperature: 0.5 })).toMatch(/temperature differs: sent 0.5, the log's request\/header has nothing/)
     expect(diffRequest({ ...first, header: undefined }, sent)).toMatch(/no request\/header precedes it/)
+  })
+})
+
+describe('opensRequest', () => {
+  const chunk = (seq: number, step: number, type: 'text-delta' | 'finish'): SessionEvent<'assistant/chunk'> => ({
+    type: 'assistant/chunk',
+    seq,
+    time: 0,
+    data: { turn: 1, step, chunk: (type === 'finish' ? { type, reason: { kind: 'stop' } } : { type, index: 0, text: 'x' }) as StreamChunk },
+  })
+  const stepStart: SessionEvent<'step/start'> = { type: 'step/start', seq: 0, time: 0, data: { turn: 1, step: 1 } }
+
+  it('opens a request at a chunk after a non-chunk event, a finish chunk or a chunk of another step', () => {
+    expect(opensRequest(chunk(0, 1, 'text-delta'), undefined)).toBe(true)
+    expect(opensRequest(chunk(1, 1, 'text-delta'), stepStart)).toBe(true)
+    expect(opensRequest(chunk(2, 1, 'text-delta'), chunk(1, 1, 'finish'))).toBe(true)
+    expect(opensRequest(chunk(2, 2, 'text-delta'), chunk(1, 1, 'text-delta'))).toBe(true)
+  })
+
+  it('continues the request at a chunk after a non-finish chunk of the same step', () => {
+    expect(opensRequest(chunk(2, 1, 'finish'), chunk(1, 1, 'text-delta'))).toBe(false)
+    expect(opensRequest(chunk(2, 1, 'text-delta'), chunk(1, 1, 'text-delta'))).toBe(false)
   })
 })

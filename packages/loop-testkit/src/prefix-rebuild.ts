@@ -7,7 +7,7 @@
 
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { EpochHeader, SessionEvent } from '@deepseek-ai/dsh-session'
-import { requestMessagesFromLog } from '@dsh-context/agent-context'
+import { opensRequest, requestMessagesFromLog } from '@dsh-context/agent-context'
 import type { DshModules } from './modules.ts'
 
 /** One request rebuilt from its log prefix. */
@@ -21,24 +21,13 @@ export interface PrefixRequest {
 }
 
 /**
- * Seqs of the first `assistant/chunk` of every request in a log: a chunk that follows a non-chunk event, a `finish`
- * chunk, or a chunk of another turn or step.
+ * Seqs of the first `assistant/chunk` of every request in a log, by the replay's own boundary rule (`opensRequest`).
  * @param events - a session log.
  * @returns request start seqs in log order.
  */
 export function requestStarts(events: readonly SessionEvent[]): number[] {
-  const starts: number[] = []
-  let previous: SessionEvent | undefined
-  for (const event of events) {
-    if (event.type === 'assistant/chunk') {
-      const before = previous?.type === 'assistant/chunk' ? (previous as SessionEvent<'assistant/chunk'>).data : undefined
-      const { turn, step } = (event as SessionEvent<'assistant/chunk'>).data
-      const opens = before === undefined || before.chunk.type === 'finish' || before.turn !== turn || before.step !== step
-      if (opens) starts.push(event.seq)
-    }
-    previous = event
-  }
-  return starts
+  return events.flatMap((event, i) =>
+    event.type === 'assistant/chunk' && opensRequest(event as SessionEvent<'assistant/chunk'>, events[i - 1]) ? [event.seq] : [])
 }
 
 /**
