@@ -1,0 +1,108 @@
+/**
+ * Provider-usage calibration of projected pressure: a usage report is compared only with the heuristic price of the
+ * request it answered, rebuilt from the log with that request's own projection.
+ * @module @dsh-context/compaction-effective-projection/calibration
+ */
+
+import type { Message, TokenUsage, ToolSchema } from '@deepseek-ai/dsh-llm'
+import type { EpochHeader, SessionEvent } from '@deepseek-ai/dsh-session'
+import { replayRequests } from '@dsh-context/agent-context'
+
+/** One request's provider-reported prompt size next to its heuristic price. */
+export interface CalibrationSample {
+  /** Seq of the `assistant/message` whose usage this is. */
+  readonly seq: number
+  /** Uncached input plus cache reads and writes. */
+  readonly promptTokens: number
+  /** The meter's price of the same request: its header plus the messages it sent. */
+  readonly estimatedTokens: number
+}
+
+/** Prices a request with the token meter. */
+export interface RequestPricer {
+  estimateHeader(header: Pick<EpochHeader, 'system' | 'tools'> | undefined): number
+  estimateMessage(message: Message): number
+}
+
+/**
+ * The prompt a provider reports reading: its disjoint uncached-input, cache-read and cache-write buckets.
+ * @param usage - provider usage of one response.
+ * @returns prompt tokens; output tokens are not part of the prompt.
+ */
+export function promptTokens(usage: TokenUsage): number {
+  return usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0)
+}
+
+/**
+ * How much the heuristic under-prices requests, from the newest sample. The factor never goes below 1: like the
+ * meter's own usage anchor, a provider figure only ever raises the heuristic price, so calibration cannot delay
+ * compaction past the uncalibrated estimate.
+ * @param sample - the newest calibration sample, if any.
+ * @returns `max(1, promptTokens / estimatedTokens)`, or 1 without a usable sample.
+ */
+export function calibrationFactor(sample: CalibrationSample | undefined): number {
+  if (sample === undefined || sample.estimatedTokens <= 0) return 1
+  return Math.max(1, sample.promptTokens / sample.estimatedTokens)
+}
+
+/**
+ * A request's system prompt and tools in the canonical header form the meter prices: empty fields are absent.
+ * @param system - the rendered system prompt.
+ * @param tools - the tool schemas.
+ * @returns the envelope fields.
+ */
+export function requestEnvelope(system: string | undefined, tools: readonly ToolSchema[] | undefined): Pick<EpochHeader, 'system' | 'tools'> {
+  return {
+    ...system === undefined || system.length === 0 ? {} : { system },
+    ...tools === undefined || tools.length === 0 ? {} : { tools: [...tools] },
+  }
+}
+
+/**
+ * Price one rebuilt request the way pressure is priced: header plus sent messages.
+ * @param meter - the token meter.
+ * @param request - a request rebuilt from the log.
+ * @returns heuristic tokens.
+ */
+export function priceRequest(meter: RequestPricer, request: { readonly header: Pick<EpochHeader, 'system' | 'tools'> | undefined; readonly messages: readonly Message[] }): number {
+  let tokens = meter.estimateHeader(request.header)
+  for (const message of request.messages) tokens += meter.estimateMessage(message)
+  return tokens
+}
+
+/**
+ * The newest `assistant/message` carrying provider usage at or after `from`, or undefined.
+ * @param events - a session log.
+ * @param from - the first seq to look at.
+ * @returns that event.
+ */
+export function newestUsage(events: readonly SessionEvent[], from = 0): SessionEvent<'assistant/message'> | undefined {
+  for (let i = events.length - 1; i >= from; i--) {
+    const event = events[i] as SessionEvent
+    if (event.type === 'assistant/message' && event.data.usage !== undefined) return event
+  }
+  return undefined
+}
+
+function * before<T>(items: readonly T[], end: number): Generator<T> {
+  for (let i = 0; i < end; i++) yield items[i] as T
+}
+
+/**
+ * Calibrate with the newest usage report: rebuild the request that report answered (the last request the log starts
+ * before it, with its `request/projection`) and price it.
+ * @param events - a session log.
+ * @param usage - the newest usage-bearing `assistant/message` ({@link newestUsage}).
+ * @param meter - the token meter.
+ * @returns the sample, or undefined when no request precedes the report.
+ * @throws {ReplayError} when the log's requests cannot be rebuilt.
+ */
+export function sampleUsage(
+  events: readonly SessionEvent[],
+  usage: SessionEvent<'assistant/message'>,
+  meter: RequestPricer,
+): CalibrationSample | undefined {
+  const request = replayRequests(before(events, usage.seq)).at(-1)
+  if (request === undefined || usage.data.usage === undefined) return undefined
+  return { seq: usage.seq, promptTokens: promptTokens(usage.data.usage), estimatedTokens: priceRequest(meter, request) }
+}

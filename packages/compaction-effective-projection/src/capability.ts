@@ -1,0 +1,20 @@
+/**
+ * Runtime capability flag of projection-aware compaction.
+ * @module @dsh-context/compaction-effective-projection/capability
+ */
+
+import type { Context } from '@deepseek-ai/cordis'
+
+/** The value the `compaction` service reports as `projectionAware` when it judges pressure on projected requests. */
+export const PROJECTION_AWARE_COMPACTION = 1
+
+/**
+ * Whether the `compaction` service visible from `ctx` judges pressure on the `agent/context` projection: true only
+ * for this package's engine with `measure: 'projection'`, which loads only on a loop with the seam.
+ * @param ctx - any context of the app, or of the realm whose compaction service is asked about.
+ * @returns false for stock compaction, `measure: 'surface'`, or no compaction service.
+ */
+export function hasProjectionAwareCompaction(ctx: Context): boolean {
+  const compaction = ctx.get('compaction') as { projectionAware?: unknown } | undefined
+  return compaction?.projectionAware === PROJECTION_AWARE_COMPACTION
+}

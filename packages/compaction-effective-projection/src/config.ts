@@ -1,0 +1,87 @@
+/**
+ * Configuration of projection-aware compaction: DSH's `BasicCompactionConfig` plus where pressure is measured and
+ * whether it triggers compaction at all.
+ * @module @dsh-context/compaction-effective-projection/config
+ */
+
+import z from '@deepseek-ai/schemastery'
+import type { BasicCompactionConfig } from '@deepseek-ai/dsh-compaction-basic'
+import { BasicCompactionEngine } from '@deepseek-ai/dsh-compaction-basic'
+
+/** What step pressure is measured on. */
+export type PressureMeasure =
+  /** The request about to be sent, after `agent/context`: system, tools and the included nodes. */
+  | 'projection'
+  /** The full surface before the step, as stock `dsh-compaction-basic` does. */
+  | 'surface'
+
+/** Whether pressure compacts at all. */
+export type PressurePolicy =
+  /** Pressure over the threshold compacts. */
+  | 'auto'
+  /** Only a provider-confirmed context overflow compacts (then retries). */
+  | 'overflow-only'
+
+/** Plugin config: every `BasicCompactionConfig` key, plus `measure` and `pressure`. */
+export interface ProjectionCompactionConfig extends BasicCompactionConfig {
+  /** Defaults to `'projection'`. */
+  measure?: PressureMeasure
+  /** Defaults to `'auto'`. */
+  pressure?: PressurePolicy
+}
+
+/** The resolved `measure` and `pressure` of one engine. */
+export interface ProjectionPolicy {
+  readonly measure: PressureMeasure
+  readonly pressure: PressurePolicy
+}
+
+/** The plugin's schemastery schema: DSH's basic compaction schema intersected with `measure` and `pressure`. */
+export const ProjectionCompactionConfig: z<ProjectionCompactionConfig> = z.intersect([
+  BasicCompactionEngine.Config,
+  z.object({
+    measure: z.union(['projection', 'surface'] as const)
+      .description('Measure step pressure on the projected request (projection) or on the full surface (surface).'),
+    pressure: z.union(['auto', 'overflow-only'] as const)
+      .description('Compact on pressure (auto), or only after a provider context overflow (overflow-only).'),
+  }),
+]) as z<ProjectionCompactionConfig>
+
+/** A `measure` or `pressure` value that is not allowed, or that the running loop cannot serve. */
+export class ProjectionCompactionConfigError extends Error {
+  override readonly name = 'ProjectionCompactionConfigError'
+
+  /**
+   * @param key - the config key.
+   * @param value - the rejected value.
+   * @param requirement - what the value fails, e.g. `must be one of "auto", "overflow-only"`.
+   */
+  constructor(readonly key: keyof ProjectionPolicy, readonly value: unknown, requirement: string) {
+    super(`ProjectionCompactionConfig: ${key} (${JSON.stringify(value)}) ${requirement}`)
+  }
+}
+
+const MEASURES: readonly PressureMeasure[] = ['projection', 'surface']
+const POLICIES: readonly PressurePolicy[] = ['auto', 'overflow-only']
+
+function oneOf<T extends string>(key: keyof ProjectionPolicy, value: unknown, allowed: readonly T[]): T {
+  if (!allowed.includes(value as T)) {
+    throw new ProjectionCompactionConfigError(key, value, `must be one of ${allowed.map(v => JSON.stringify(v)).join(', ')}`)
+  }
+  return value as T
+}
+
+/**
+ * Split a plugin config into this package's policy, with its defaults applied, and the config the basic engine
+ * validates.
+ * @param config - the plugin config.
+ * @returns the policy and the remaining `BasicCompactionConfig`.
+ * @throws {ProjectionCompactionConfigError} when `measure` or `pressure` is not an allowed value.
+ */
+export function resolveProjectionConfig(config: ProjectionCompactionConfig): { policy: ProjectionPolicy; basic: BasicCompactionConfig } {
+  const { measure = 'projection', pressure = 'auto', ...basic } = config
+  return {
+    policy: { measure: oneOf('measure', measure, MEASURES), pressure: oneOf('pressure', pressure, POLICIES) },
+    basic,
+  }
+}

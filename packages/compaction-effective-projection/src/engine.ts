@@ -1,0 +1,240 @@
+/**
+ * DSH's `compaction` service on the basic engine, judging step pressure on the request `agent/context` projects.
+ * @module @dsh-context/compaction-effective-projection/engine
+ */
+
+import type { Context, Events } from '@deepseek-ai/cordis'
+import type { Agent, ContextSelection } from '@deepseek-ai/dsh-agent'
+import type { CompactionResult, CompactionTrigger } from '@deepseek-ai/dsh-compaction'
+import { toolPairingBalancedAfter, toolPairingBalancedBefore } from '@deepseek-ai/dsh-compaction'
+import type { ResolvedCompactSpec } from '@deepseek-ai/dsh-compaction-basic'
+import {
+  BasicCompactionEngine,
+  resolveCompactSpec,
+  resolveTargetPolicy,
+  TargetPressureConfigError,
+} from '@deepseek-ai/dsh-compaction-basic'
+import { assertNever } from '@deepseek-ai/dsh-llm'
+import type { LlmCallConfig } from '@deepseek-ai/dsh-llm'
+import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
+import { contextNodes, decodeInclude, normalizeSelection, replayRequests, requiredSeqs } from '@dsh-context/agent-context'
+import { hasAgentContextSeam } from '@dsh-context/agent-loop-patch'
+// Type-only: the `ctx.tokenMeter` Context declaration.
+import type {} from '@deepseek-ai/dsh-token-meter'
+import type { CalibrationSample } from './calibration.ts'
+import { calibrationFactor, newestUsage, requestEnvelope, sampleUsage } from './calibration.ts'
+import { PROJECTION_AWARE_COMPACTION } from './capability.ts'
+import type { ProjectionPolicy } from './config.ts'
+import { ProjectionCompactionConfig, ProjectionCompactionConfigError, resolveProjectionConfig } from './config.ts'
+import { hasContextListener, ownedContext } from './listeners.ts'
+import type { ProjectedRange } from './region.ts'
+import { selectProjectedRange, sentAfterReplacement } from './region.ts'
+
+type ContextPayload = Parameters<Events['agent/context']>[0]
+
+/** The newest usage report seen in a session's log, scanned incrementally. */
+interface Calibration {
+  scanned: number
+  sample: CalibrationSample | undefined
+}
+
+/** The surface's replace generation and length: appends and replacements both change it. */
+function surfaceMark(session: Session): string {
+  return `${session.surface.replaceGeneration}:${session.surface.nodes.length}`
+}
+
+function requestTarget(agent: Agent): Pick<LlmCallConfig, 'provider' | 'model'> | undefined {
+  const routed = agent.session.requestHeader()?.config
+  if (routed !== undefined && routed.provider.length > 0 && routed.model.length > 0) return { provider: routed.provider, model: routed.model }
+  const { provider, model } = agent.options
+  if (provider === undefined || provider.length === 0 || model === undefined || model.length === 0) return undefined
+  return { provider, model }
+}
+
+/**
+ * A `BasicCompactionEngine` whose step pressure, for agents with an `agent/context` listener, is the price of the
+ * request about to be sent: system, tools and the nodes the projection includes, priced by `ctx.tokenMeter` and
+ * calibrated by the provider usage of the request that usage answered. It compacts only spans that request sends,
+ * from an outermost `agent/context` listener, so the host re-projects the replaced surface before building the
+ * request. Agents without such a listener, and `measure: 'surface'`, get the basic engine unchanged.
+ */
+export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
+  static override inject = [...BasicCompactionEngine.inject, 'agentLoop']
+  static override Config = ProjectionCompactionConfig
+
+  /** {@link PROJECTION_AWARE_COMPACTION} when pressure is measured on projections, else 0. */
+  readonly projectionAware: typeof PROJECTION_AWARE_COMPACTION | 0
+  /** The resolved `measure` and `pressure`. */
+  readonly policy: ProjectionPolicy
+
+  private readonly calibrations = new WeakMap<Session, Calibration>()
+  /** Log length when an `agent/context` pass ended with a moved surface: the host's one recompute comes next. */
+  private readonly movedAt = new WeakMap<Session, number>()
+  private readonly warnedTargets = new Set<string>()
+  /** Identifies this engine's own `agent/context` listener (cordis may hand out proxies of `this`). */
+  private readonly listenerOwner = {}
+
+  /**
+   * @param ctx - the plugin context.
+   * @param config - `BasicCompactionConfig` plus `measure` and `pressure`.
+   * @throws {ProjectionCompactionConfigError} for an invalid `measure` or `pressure`, or `measure: 'projection'` on a
+   * loop without the `agent/context` seam.
+   */
+  constructor(ctx: Context, config: ProjectionCompactionConfig = {}) {
+    const { policy, basic } = resolveProjectionConfig(config)
+    if (policy.measure === 'projection' && !hasAgentContextSeam(ctx)) {
+      throw new ProjectionCompactionConfigError('measure', policy.measure, 'needs the agent/context seam of the patched @deepseek-ai/dsh-agent-loop (ctx.agentLoop.contextSeam); use "surface" on a stock loop')
+    }
+    super(ctx, basic)
+    this.policy = policy
+    this.projectionAware = policy.measure === 'projection' ? PROJECTION_AWARE_COMPACTION : 0
+    if (this.config.auto && this.projectionAware === PROJECTION_AWARE_COMPACTION && policy.pressure === 'auto') {
+      ownedContext(ctx, this.listenerOwner).on('agent/context', (payload, next) => this.onContext(payload, next), { prepend: true })
+    }
+  }
+
+  /**
+   * Step pressure (`agent/pre-step`) is deferred to `agent/context` for an agent whose requests are projected, and
+   * suppressed by `pressure: 'overflow-only'`. A context overflow of a request sent with a `request/projection`
+   * compacts within the nodes that request sent. Everything else is the basic engine's.
+   * @param agent - the agent whose session is compacted.
+   * @param trigger - step pressure or a provider-confirmed context overflow.
+   * @param signal - the turn's cancellation signal.
+   * @returns the compaction, or `null` when none ran.
+   */
+  override async compactIfNeeded(agent: Agent, trigger: CompactionTrigger, signal: AbortSignal): Promise<CompactionResult | null> {
+    switch (trigger) {
+      case 'pressure':
+        if (this.policy.pressure === 'overflow-only' || this.projects(agent)) return null
+        break
+      case 'context-overflow':
+        if (this.projectionAware === PROJECTION_AWARE_COMPACTION) {
+          const relieved = await this.relieveProjectedOverflow(agent, signal)
+          if (relieved !== undefined) return relieved
+        }
+        break
+      default:
+        assertNever(trigger, 'compaction trigger')
+    }
+    return super.compactIfNeeded(agent, trigger, signal)
+  }
+
+  private projects(agent: Agent): boolean {
+    return this.projectionAware === PROJECTION_AWARE_COMPACTION && hasContextListener(this.ctx, agent, this.listenerOwner)
+  }
+
+  /** The outermost `agent/context` listener: judge the other listeners' result, compacting at most in the first pass. */
+  private async onContext(payload: ContextPayload, next: () => Promise<ContextSelection>): Promise<ContextSelection> {
+    const { session } = payload.agent
+    const recompute = this.movedAt.get(session) === session.events.length
+    this.movedAt.delete(session)
+    const offered = surfaceMark(session)
+    const selection = await next()
+    if (surfaceMark(session) === offered && !payload.signal.aborted && this.projects(payload.agent)) {
+      await this.warnOnFailure(() => this.relieveProjectedPressure(payload, selection, recompute))
+    }
+    if (surfaceMark(session) !== offered) this.movedAt.set(session, session.events.length)
+    return selection
+  }
+
+  private async relieveProjectedPressure(payload: ContextPayload, selection: ContextSelection, recompute: boolean): Promise<void> {
+    const { agent, signal } = payload
+    const { session } = agent
+    let sent: ReadonlySet<number>
+    try {
+      sent = new Set(normalizeSelection({ agent: String(agent.id), nodes: payload.nodes, requiredSeqs: payload.requiredSeqs }, selection).include)
+    } catch {
+      // An invalid selection: the host rejects it with its own AgentContextError once this listener returns.
+      return
+    }
+    const spec = await this.pressureSpec(agent, signal)
+    if (spec === undefined) return
+    const header = this.ctx.tokenMeter.estimateHeader(requestEnvelope(payload.system, payload.tools))
+    const factor = this.calibrationFactor(session)
+    const pressure = (): number => this.projectedPressure(session, header, sent, factor)
+    let tokens = pressure()
+    if (tokens < spec.thresholdTokens) return
+    if (recompute) {
+      throw new Error(`the re-projected request is still above threshold after compaction (${tokens} calibrated tokens >= threshold ${spec.thresholdTokens})`)
+    }
+    const required = new Set(payload.requiredSeqs)
+    for (let attempt = 0; attempt <= spec.compactionRetries; attempt++) {
+      const range = this.projectedRange(session, sent, required, spec.retainTokens)
+      if (range === null) {
+        if (attempt === 0) return
+        break
+      }
+      const result = await this.compactRegion(range.start, range.end, agent, signal)
+      this.ctx.logger.info(`compaction (projected pressure): shadowed ${result.shadowedSeqs.length} sent surface nodes (seqs ${range.start}-${range.end}, ~${result.shadowedTokenCount} tokens)`)
+      sent = sentAfterReplacement(sent, result.shadowedSeqs, result.summarySeq + 1)
+      tokens = pressure()
+      if (tokens < spec.thresholdTokens) return
+    }
+    throw new Error(`projected request still above threshold after ${spec.compactionRetries + 1} compaction attempts (${tokens} calibrated tokens >= threshold ${spec.thresholdTokens})`)
+  }
+
+  /** Compact within the nodes of the overflowing request; undefined when it was sent without a `request/projection`. */
+  private async relieveProjectedOverflow(agent: Agent, signal: AbortSignal): Promise<CompactionResult | null | undefined> {
+    const { session } = agent
+    const request = replayRequests(session.events).at(-1)
+    if (request?.projection === undefined || request.generation !== session.surface.replaceGeneration) return undefined
+    const eventAt = (seq: number): SessionEvent => session.events[seq] as SessionEvent
+    const nodes = contextNodes(session.surface.nodes, eventAt)
+    const sent = new Set(decodeInclude(nodes.map(node => node.seq), request.projection.include))
+    const stepStart = session.events.findLast(event => event.type === 'step/start')?.seq ?? -1
+    const range = this.projectedRange(session, sent, new Set(requiredSeqs(nodes, stepStart, eventAt)), 0)
+    if (range === null) return null
+    const result = await this.compactRegion(range.start, range.end, agent, signal)
+    this.ctx.logger.info(`compaction (projected context overflow): shadowed ${result.shadowedSeqs.length} sent surface nodes (seqs ${range.start}-${range.end}, ~${result.shadowedTokenCount} tokens)`)
+    return result
+  }
+
+  private async pressureSpec(agent: Agent, signal: AbortSignal): Promise<ResolvedCompactSpec | undefined> {
+    const target = requestTarget(agent)
+    if (target === undefined) return undefined
+    const { context } = await this.ctx.llm.resolveModelInfo(target.provider, target.model, signal)
+    const key = `${target.provider}/${target.model}`
+    if (context === undefined) {
+      throw new TargetPressureConfigError(key, `compaction-effective-projection: no context capacity for ${key}; configure contextWindow on that adapter model`)
+    }
+    return resolveCompactSpec(resolveTargetPolicy(this.config, target), context.contextWindow)
+  }
+
+  private projectedPressure(session: Session, header: number, sent: ReadonlySet<number>, factor: number): number {
+    let tokens = header
+    for (const node of this.ctx.tokenMeter.measure(session).nodes) if (sent.has(node.seq)) tokens += node.tokens
+    return Math.ceil(tokens * factor)
+  }
+
+  private projectedRange(session: Session, sent: ReadonlySet<number>, required: ReadonlySet<number>, retainTokens: number): ProjectedRange | null {
+    const { nodes } = this.ctx.tokenMeter.measure(session)
+    const balanced = (cut: number): boolean => cut < nodes.length
+      ? toolPairingBalancedBefore(session, (nodes[cut] as { seq: number }).seq)
+      : nodes.length === 0 || toolPairingBalancedAfter(session, (nodes[cut - 1] as { seq: number }).seq)
+    return selectProjectedRange({ nodes, sent, required, retainTokens, balanced })
+  }
+
+  private calibrationFactor(session: Session): number {
+    const state = this.calibrations.get(session) ?? { scanned: 0, sample: undefined }
+    const usage = newestUsage(session.events, state.scanned)
+    state.scanned = session.events.length
+    if (usage !== undefined) state.sample = sampleUsage(session.events, usage, this.ctx.tokenMeter) ?? state.sample
+    this.calibrations.set(session, state)
+    return calibrationFactor(state.sample)
+  }
+
+  /** Pressure failures warn and the request is still sent, as the basic engine's step pressure does. */
+  private async warnOnFailure(work: () => Promise<void>): Promise<void> {
+    try {
+      await work()
+    } catch (error: unknown) {
+      if (error instanceof TargetPressureConfigError) {
+        if (this.warnedTargets.has(error.targetKey)) return
+        this.warnedTargets.add(error.targetKey)
+      }
+      this.ctx.logger.warn(`projected pressure compaction failed: ${error instanceof Error ? error.message : String(error)}; sending the request`)
+    }
+  }
+}
+
+export default ProjectionAwareCompactionEngine

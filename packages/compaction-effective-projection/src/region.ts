@@ -1,0 +1,96 @@
+/**
+ * Which surface span a projected request's pressure is relieved by: a span of nodes the request sends, never one it
+ * already leaves out.
+ * @module @dsh-context/compaction-effective-projection/region
+ */
+
+/** A surface node and its token price under the meter's heuristic. */
+export interface PricedNode {
+  readonly seq: number
+  readonly tokens: number
+}
+
+/** What {@link selectProjectedRange} chooses from. */
+export interface ProjectedRegionInput {
+  /** Every surface node in surface order, priced (the token meter's `measure().nodes`). */
+  readonly nodes: readonly PricedNode[]
+  /** Seqs the request sends. */
+  readonly sent: ReadonlySet<number>
+  /** Seqs the host always sends for this request (this step's user input, the open tool unit, the tail). */
+  readonly required: ReadonlySet<number>
+  /** Minimum priced tail of sent nodes kept verbatim; 0 keeps only the newest sent node. */
+  readonly retainTokens: number
+  /**
+   * Whether no tool call is open across a surface cut. Cut `i` lies before node `i`; cut `nodes.length` lies after
+   * the last node.
+   */
+  readonly balanced: (cut: number) => boolean
+}
+
+/** A surface-position span: the seqs of its first and last node, with the sum of their prices. */
+export interface ProjectedRange {
+  readonly start: number
+  readonly end: number
+  readonly tokens: number
+}
+
+/**
+ * Choose the span of sent nodes to compact for one request. The kept tail is the newest sent nodes up to
+ * `retainTokens`, extended back to the first required node and then to a balanced cut (DSH's retained-tail and
+ * tool-pair rules). Before that cut, each maximal run of consecutive sent surface nodes is trimmed to balanced edges;
+ * the run with the most tokens wins, the oldest on a tie. A span therefore never contains a node the request leaves
+ * out, a required node, or half of a tool-call unit, and there is none when the kept tail reaches the first sent node
+ * (the request's node 0).
+ * @param input - priced surface, sent and required seqs, retention and cut balance.
+ * @returns the span to compact, or `null` when no sent node lies before the kept tail.
+ */
+export function selectProjectedRange(input: ProjectedRegionInput): ProjectedRange | null {
+  const { nodes, sent, required, retainTokens, balanced } = input
+  const isSent = nodes.map(node => sent.has(node.seq))
+  let keep = nodes.length
+  let kept = 0
+  for (let i = nodes.length - 1; i >= 0; i--) {
+    if (!isSent[i]) continue
+    kept += (nodes[i] as PricedNode).tokens
+    keep = i
+    if (kept >= retainTokens) break
+  }
+  const firstRequired = nodes.findIndex(node => required.has(node.seq))
+  if (firstRequired !== -1 && firstRequired < keep) keep = firstRequired
+  while (keep > 0 && !balanced(keep)) keep--
+
+  let best: { first: number; last: number; tokens: number } | undefined
+  for (let runStart = 0; runStart < keep; runStart++) {
+    if (!isSent[runStart]) continue
+    let runEnd = runStart
+    while (runEnd + 1 < keep && isSent[runEnd + 1]) runEnd++
+    let first = runStart
+    while (first <= runEnd && !balanced(first)) first++
+    let last = runEnd
+    while (last >= first && !balanced(last + 1)) last--
+    if (first <= last) {
+      let tokens = 0
+      for (let i = first; i <= last; i++) tokens += (nodes[i] as PricedNode).tokens
+      if (best === undefined || tokens > best.tokens) best = { first, last, tokens }
+    }
+    runStart = runEnd
+  }
+  if (best === undefined) return null
+  return { start: (nodes[best.first] as PricedNode).seq, end: (nodes[best.last] as PricedNode).seq, tokens: best.tokens }
+}
+
+/**
+ * The seqs a request is expected to send after a compaction replaced some of them: the shadowed seqs leave, the
+ * replacement node joins. The host re-runs `agent/context` over the replaced surface, so this is the engine's
+ * estimate until the listeners choose again.
+ * @param sent - seqs sent before the replacement.
+ * @param shadowed - seqs the replacement shadowed.
+ * @param replacement - seq of the replacement node.
+ * @returns the expected sent seqs.
+ */
+export function sentAfterReplacement(sent: ReadonlySet<number>, shadowed: readonly number[], replacement: number): Set<number> {
+  const next = new Set(sent)
+  for (const seq of shadowed) next.delete(seq)
+  next.add(replacement)
+  return next
+}

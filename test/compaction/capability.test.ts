@@ -1,0 +1,45 @@
+/**
+ * The `projection-aware-compaction` capability: true only for this package's engine measuring projections on the
+ * patched loop, as the AgentTavern capability check reads it; misconfiguration fails plugin load.
+ */
+
+import type { Context } from '@deepseek-ai/cordis'
+import { hasProjectionAwareCompaction, ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
+import { inspectCapabilities } from '@dsh-context/agent-tavern'
+import type { DshModules } from '@dsh-context/loop-testkit'
+import { bootLoop, patchedDsh, stockDsh } from '@dsh-context/loop-testkit'
+import { describe, expect, it } from 'vitest'
+
+const [patched, stock] = [await patchedDsh(), await stockDsh()]
+
+async function capabilities(dsh: DshModules, plugin?: [unknown, unknown?]) {
+  const loop = await bootLoop(dsh, plugin === undefined ? {} : { plugins: [plugin] })
+  const agent = loop.create('capability')
+  const ctx = agent.ctx as Context
+  return {
+    flag: hasProjectionAwareCompaction(ctx),
+    tavernMissing: inspectCapabilities(ctx).managed.missing.includes('projection-aware-compaction'),
+  }
+}
+
+describe('projection-aware-compaction capability', () => {
+  it('is available on the patched loop with this engine measuring projections', async () => {
+    expect(await capabilities(patched, [ProjectionAwareCompactionEngine])).toEqual({ flag: true, tavernMissing: false })
+    expect(await capabilities(patched, [ProjectionAwareCompactionEngine, { pressure: 'overflow-only' }])).toEqual({ flag: true, tavernMissing: false })
+  })
+
+  it('is unavailable with measure: surface, stock compaction-basic, no compaction, or the stock rc.8 build', async () => {
+    const unavailable = { flag: false, tavernMissing: true }
+    expect(await capabilities(patched, [ProjectionAwareCompactionEngine, { measure: 'surface' }])).toEqual(unavailable)
+    expect(await capabilities(patched, [patched.compactionBasic.default])).toEqual(unavailable)
+    expect(await capabilities(patched)).toEqual(unavailable)
+    expect(await capabilities(stock, [stock.compactionBasic.default])).toEqual(unavailable)
+  })
+
+  it('fails plugin load on a measure or pressure it does not know, or a key the basic engine does not know', async () => {
+    const load = (config: unknown) => bootLoop(patched, { plugins: [[ProjectionAwareCompactionEngine, config]] })
+    await expect(load({ measure: 'request' })).rejects.toThrow(/measure/)
+    await expect(load({ pressure: 'sometimes' })).rejects.toThrow(/pressure/)
+    await expect(load({ measures: 'projection' })).rejects.toThrow('BasicCompactionConfig: unknown key "measures"')
+  })
+})
