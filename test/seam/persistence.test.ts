@@ -12,6 +12,13 @@ import { bootLoop, patchedDsh, rebuildRequestsByPrefix, stockDsh, textReply, too
 import { afterAll, describe, expect, it } from 'vitest'
 import { canonicalJson, projectionsOf, requestsOf } from './support.ts'
 
+declare module '@deepseek-ai/dsh-session' {
+  interface SessionEventMap {
+    /** A plugin's log-only record, as a downstream plugin declares one. */
+    'plugin/mode': { mode: string }
+  }
+}
+
 const roots: string[] = []
 afterAll(() => { for (const root of roots) rmSync(root, { recursive: true, force: true }) })
 
@@ -68,5 +75,20 @@ describe('persisted logs with request/projection', () => {
     await expect(resume(loop, 'projected')).rejects.toThrow(/event type "request\/projection" \(seq \d+\) unknown to this harness and not marked ignorable/)
     await expect(resume(loop, 'projected')).rejects.toMatchObject({ name: 'SessionFormatUnsupportedError' })
     expect(loop.adapter.requests).toEqual([])
+  })
+
+  it('keeps a plugin’s log-only event appended ignorable, on the patched build and on stock rc.8', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'dsh-ignorable-log-'))
+    roots.push(root)
+    const loop = await bootLoop(await patchedDsh(), { persistRoot: root, fallback: textReply('ok') })
+    const agent = loop.create('ignorable')
+    await loop.say(agent, 'first')
+    const appended = agent.session.append('plugin/mode', { mode: 'managed' }, { ignorable: true })
+    await loop.say(agent, 'second')
+    await loop.ctx.sessions.flush(agent.session)
+    for (const dsh of [await patchedDsh(), await stockDsh()]) {
+      const resumed = await resume(await bootLoop(dsh, { persistRoot: root, fallback: textReply('ok') }), 'ignorable')
+      expect(resumed.session.events[appended.seq]).toMatchObject({ type: 'plugin/mode', data: { mode: 'managed' }, ignorable: true })
+    }
   })
 })

@@ -1,0 +1,171 @@
+/**
+ * Run the demo story on a real DSH AgentLoop (offline, scripted model) in one context mode, or in both, and judge the
+ * targets: managed peak request tokens at most 15% of native's, prefix reuse of at least 90%, every recall probe
+ * answered from the log through `tavern_history_search`, every request rebuilt from the log.
+ * @module @dsh-context/agent-tavern/demo/run
+ */
+
+import { isAgentLoopRequest } from '@deepseek-ai/dsh-llm'
+import { replayRequests } from '@dsh-context/agent-context'
+import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
+import type { DshModules } from '@dsh-context/loop-testkit'
+import { bootLoop, patchedDsh } from '@dsh-context/loop-testkit'
+import { AgentTavernError } from '../errors.ts'
+import type { ContextMode } from '../mode.ts'
+import * as AgentTavern from '../plugin.ts'
+import type { ProbeRow, RequestRow } from './metrics.ts'
+import { prefixReuse, probeRows, requestRows } from './metrics.ts'
+import { roleplayReply } from './model.ts'
+import { OPENING_SCENE, story } from './story.ts'
+
+/** A plugin and its config, as `ctx.plugin` takes them. */
+export type PluginRow = [plugin: unknown, config?: unknown]
+
+/** How the demo runs. */
+export interface DemoOptions {
+  readonly turns: number
+  /** The scripted route's context window. */
+  readonly contextWindow: number
+  readonly seed?: number
+  /**
+   * The compaction engine mounted in both modes. Default: `@dsh-context/compaction-effective-projection` measuring the
+   * projection, which compacts a session without an `agent/context` listener exactly like `dsh-compaction-basic`.
+   */
+  readonly compaction?: PluginRow
+  /** AgentTavern config fields merged over the demo's character and scene (e.g. `policy`). */
+  readonly tavern?: Record<string, unknown>
+  /** The DSH module set; the patched workspace set by default. */
+  readonly dsh?: DshModules
+  /** Called after every turn. */
+  readonly progress?: (mode: ContextMode, turn: number) => void
+}
+
+/** One mode's measurements. */
+export interface SessionReport {
+  readonly mode: ContextMode
+  /** Set when the mode could not be enabled on this host; nothing else was measured. */
+  readonly unavailable?: string
+  readonly rows: readonly RequestRow[]
+  readonly peak: number
+  readonly mean: number
+  readonly prefixReuse: number
+  /** `compaction/summary` events in the log. */
+  readonly compactions: number
+  /** Requests the provider received that were not loop requests (compaction summaries). */
+  readonly auxiliary: number
+  readonly probes: readonly ProbeRow[]
+  /** Requests whose `request/projection` selected less than the surface. */
+  readonly projected: number
+  /** `agent/error` reports. */
+  readonly errors: readonly string[]
+  readonly seconds: number
+}
+
+/** One printed target. */
+export interface Target {
+  readonly name: string
+  readonly value: string
+  readonly pass: boolean
+}
+
+/** Both modes and the targets. */
+export interface DemoReport {
+  readonly native: SessionReport
+  readonly managed: SessionReport
+  readonly targets: readonly Target[]
+}
+
+/** The character the demo's agent plays. */
+export const MIRA = {
+  name: 'Mira Vell',
+  identity: 'You are the ferrywoman of the Grey Estuary: weathered, dry-humoured, slow to trust and impossible to hurry. You speak plainly and remember everything your passengers tell you.',
+} as const
+
+const empty = (mode: ContextMode, unavailable: string, seconds: number): SessionReport => ({
+  mode, unavailable, rows: [], peak: 0, mean: 0, prefixReuse: 0, compactions: 0, auxiliary: 0, probes: [], projected: 0, errors: [], seconds,
+})
+
+/**
+ * Run the story in one mode.
+ * @param mode - the session's context mode.
+ * @param options - story length, context window, compaction engine and overrides.
+ * @returns the measurements; `unavailable` when AgentTavern refused the mode.
+ */
+export async function runSession(mode: ContextMode, options: DemoOptions): Promise<SessionReport> {
+  const started = performance.now()
+  const dsh = options.dsh ?? await patchedDsh()
+  const script = story({ turns: options.turns, ...options.seed === undefined ? {} : { seed: options.seed } })
+  const loop = await bootLoop(dsh, {
+    contextWindow: options.contextWindow,
+    fallback: roleplayReply,
+    plugins: [options.compaction ?? [ProjectionAwareCompactionEngine, { measure: 'projection' }]],
+  })
+  const agent = loop.create(`agent-tavern-${mode}`)
+  try {
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, scene: OPENING_SCENE, contextMode: mode, ...options.tavern } as never)
+  } catch (error: unknown) {
+    if (error instanceof AgentTavernError) return empty(mode, error.message, (performance.now() - started) / 1000)
+    throw error
+  }
+  for (const [i, turn] of script.entries()) {
+    await loop.say(agent, turn.text)
+    options.progress?.(mode, i + 1)
+  }
+  const { events } = agent.session
+  const replayed = replayRequests(events)
+  const sent = loop.adapter.requests.filter(request => isAgentLoopRequest(request))
+  const rows = requestRows(loop.ctx.tokenMeter, sent, replayed)
+  const tokens = rows.map(row => row.tokens)
+  return {
+    mode,
+    rows,
+    peak: Math.max(...tokens),
+    mean: tokens.reduce((a, b) => a + b, 0) / tokens.length,
+    prefixReuse: prefixReuse(rows),
+    compactions: events.filter(event => event.type === 'compaction/summary').length,
+    auxiliary: loop.adapter.requests.length - sent.length,
+    probes: probeRows(script, events, replayed),
+    projected: replayed.filter(request => request.projection !== undefined).length,
+    errors: loop.errors.map(({ error }) => error instanceof Error ? error.message : String(error)),
+    seconds: (performance.now() - started) / 1000,
+  }
+}
+
+const percent = (value: number): string => `${(value * 100).toFixed(1)}%`
+
+/**
+ * Judge both modes against the demo's targets.
+ * @param native - the `dsh-native` session.
+ * @param managed - the `agent-managed` session.
+ * @returns the targets in print order.
+ */
+export function judge(native: SessionReport, managed: SessionReport): Target[] {
+  const ratio = native.peak === 0 ? Infinity : managed.peak / native.peak
+  const sessions = [native, managed]
+  const probes = sessions.flatMap(session => session.probes)
+  const rows = sessions.flatMap(session => session.rows)
+  const rebuilt = rows.filter(row => row.diff === undefined).length
+  const ran = sessions.every(session => session.unavailable === undefined && session.errors.length === 0)
+  return [
+    { name: 'both modes ran without agent errors', value: sessions.map(s => `${s.mode}: ${s.unavailable ?? `${s.errors.length} errors`}`).join('; '), pass: ran },
+    { name: 'managed peak request tokens <= 15% of native peak', value: `${managed.peak} / ${native.peak} = ${percent(ratio)}`, pass: ran && ratio <= 0.15 },
+    { name: 'managed prefix reuse >= 90% of request tokens', value: percent(managed.prefixReuse), pass: ran && managed.prefixReuse >= 0.9 },
+    {
+      name: 'every recall probe answered from the log via tavern_history_search',
+      value: `${probes.filter(p => p.searched && p.found && p.answered).length} / ${probes.length}`,
+      pass: ran && probes.length > 0 && probes.every(p => p.searched && p.found && p.answered),
+    },
+    { name: 'every request rebuilt from the log', value: `${rebuilt} / ${rows.length}`, pass: ran && rows.length > 0 && rebuilt === rows.length },
+  ]
+}
+
+/**
+ * Run the story in both modes and judge it.
+ * @param options - story length, context window, compaction engine and overrides.
+ * @returns both sessions and the targets.
+ */
+export async function runDemo(options: DemoOptions): Promise<DemoReport> {
+  const native = await runSession('dsh-native', options)
+  const managed = await runSession('agent-managed', options)
+  return { native, managed, targets: judge(native, managed) }
+}

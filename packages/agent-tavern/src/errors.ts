@@ -1,0 +1,41 @@
+/**
+ * Typed failures of AgentTavern: each names the agent and what was wrong, and none falls back silently.
+ * @module @dsh-context/agent-tavern/errors
+ */
+
+/** Why AgentTavern refused to run or to change mode. */
+export type AgentTavernErrorCode =
+  /** The plugin was mounted on a context without an agent (it belongs on `agent.ctx` or in a preset). */
+  | 'no-agent'
+  /** A config field is out of range, or the shares leave no input budget. */
+  | 'invalid-config'
+  /** `agent-managed` was requested on a host that lacks a capability it needs; `missing` names them. */
+  | 'mode-unavailable'
+  /** A mode switch was requested while the agent was running a turn or maintenance task. */
+  | 'agent-busy'
+  /** `setContextMode` was called for an agent without AgentTavern mounted. */
+  | 'not-mounted'
+  /** The agent's route reports no context window, so the managed budget cannot be derived. */
+  | 'no-context-window'
+
+/** A refused AgentTavern operation. */
+export class AgentTavernError extends Error {
+  override readonly name = 'AgentTavernError'
+
+  /**
+   * @param code - why it was refused.
+   * @param agent - session id of the agent, when there is one.
+   * @param detail - one sentence on what was wrong.
+   * @param missing - the capabilities a `mode-unavailable` refusal lacks.
+   * @param options - the underlying error, when one caused this.
+   */
+  constructor(
+    readonly code: AgentTavernErrorCode,
+    readonly agent: string | undefined,
+    detail: string,
+    readonly missing: readonly string[] = [],
+    options?: ErrorOptions,
+  ) {
+    super(`AgentTavern${agent === undefined ? '' : ` for agent "${agent}"`}: ${detail}`, options)
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * The per-session context mode and its session event. The log is the mode's one source of truth: the newest
+ * `agent-tavern/context-mode` event decides it, and a session that has none runs `dsh-native`. The event is appended
+ * `ignorable`, so a DSH build without AgentTavern keeps it and still resumes the log.
+ * @module @dsh-context/agent-tavern/mode
+ */
+
+import type { SessionEvent } from '@deepseek-ai/dsh-session'
+
+/**
+ * `dsh-native`: no `agent/context` listener, every request sends DSH's whole surface (stock behaviour).
+ * `agent-managed`: the AgentTavern listener projects each request with the selection policy.
+ */
+export type ContextMode = 'dsh-native' | 'agent-managed'
+
+/** The session event type that records a mode switch. */
+export const CONTEXT_MODE_EVENT = 'agent-tavern/context-mode'
+
+/** A recorded mode switch. */
+export interface ContextModeChange {
+  /** The mode from this event on. */
+  mode: ContextMode
+  /** The mode before it. */
+  previous: ContextMode
+  /** The last turn that ended before the switch (0 before the first turn). */
+  afterTurn: number
+}
+
+declare module '@deepseek-ai/dsh-session' {
+  interface SessionEventMap {
+    /**
+     * AgentTavern's context mode from this event on, appended only while the agent is idle between turns. Log-only:
+     * requests are rebuilt from `request/projection`, never from the mode.
+     */
+    'agent-tavern/context-mode': ContextModeChange
+  }
+}
+
+/**
+ * The mode a session log records.
+ * @param events - a session log.
+ * @returns the newest recorded mode, or undefined when none was recorded.
+ */
+export function recordedMode(events: readonly SessionEvent[]): ContextMode | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i] as SessionEvent
+    if (event.type === CONTEXT_MODE_EVENT) return event.data.mode
+  }
+  return undefined
+}
+
+/**
+ * The last turn a log closed.
+ * @param events - a session log.
+ * @returns the turn of the newest `turn/end`, 0 when none.
+ */
+export function lastEndedTurn(events: readonly SessionEvent[]): number {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i] as SessionEvent
+    if (event.type === 'turn/end') return event.data.turn
+  }
+  return 0
+}

@@ -1,0 +1,322 @@
+/**
+ * The `agent-managed` selection policy: a pure, deterministic choice of the surface nodes one request sends.
+ *
+ * A request sends the pinned nodes (node 0, the host's required seqs, the newest snapshot of each context source,
+ * each with its whole tool unit), every node from the forgetting boundary to the tail (the recent turns), and the
+ * retrieved older nodes chosen when the boundary last moved. The boundary sits on a turn start and only moves
+ * forward: when the recent turns exceed their budget it advances by whole turns, freeing at least `blockTokens`, and
+ * only then are the older nodes re-ranked. Between advances every request extends the previous one, so consecutive
+ * requests share their whole prefix (provider KV cache).
+ * @module @dsh-context/agent-tavern/policy
+ */
+
+import { createHash } from 'node:crypto'
+import { AgentTavernError } from './errors.ts'
+import { relevance } from './lexical.ts'
+
+/** Version of the selection rules; part of every `revision`. */
+export const POLICY_VERSION = 1
+
+/** Shares of the route's context window. */
+export interface PolicyShares {
+  /** Header (system prompt, tools) and pinned nodes; what exceeds it is taken from `recent`. */
+  readonly kernel: number
+  /** Recent turns, from the forgetting boundary to the tail. */
+  readonly recent: number
+  /** Older nodes ranked by relevance, importance and freshness. */
+  readonly retrieved: number
+  /** Reserved for the reply: requests never exceed `(1 - reply) * contextWindow` unless pinned nodes alone do. */
+  readonly reply: number
+}
+
+/** Weights of the retrieval score `relevance * w.relevance + importance * w.importance + freshness * w.freshness`. */
+export interface PolicyWeights {
+  readonly relevance: number
+  readonly importance: number
+  readonly freshness: number
+}
+
+/** The policy's tunables. */
+export interface PolicyConfig {
+  readonly shares: PolicyShares
+  /** The least a boundary advance frees, in tokens; larger blocks mean fewer prefix changes and larger requests. */
+  readonly blockTokens: number
+  readonly weights: PolicyWeights
+}
+
+/** One surface node as the policy sees it. */
+export interface PolicyNode {
+  readonly seq: number
+  /** Its message's token estimate. */
+  readonly tokens: number
+  /** Whether a turn starts here (a user-sourced message): the only places the boundary may sit. */
+  readonly turnStart: boolean
+  /** The context source whose snapshot this node is, when it is one. */
+  readonly snapshotOf?: string
+  /** Lexical terms of its text. */
+  readonly terms: readonly string[]
+  /** Importance in [0, 1]; 0 means the node is retrieved only for its relevance. */
+  readonly importance: number
+}
+
+/** Everything one selection depends on besides the previous state. */
+export interface PolicyInput {
+  /** Message-bearing surface nodes in surface order. */
+  readonly nodes: readonly PolicyNode[]
+  /** Seqs the host always sends. */
+  readonly requiredSeqs: readonly number[]
+  /** Tool units: each member's seq mapped to all members' seqs. */
+  readonly units: ReadonlyMap<number, readonly number[]>
+  /** Terms of the current user message. */
+  readonly query: readonly string[]
+  /** Tokens of the system prompt and tool schemas. */
+  readonly headerTokens: number
+  /** The route's context window in tokens. */
+  readonly contextWindow: number
+}
+
+/** What a selection carries to the next one: the cache epoch. */
+export interface PolicyState {
+  /** Seq of the first recent node. */
+  readonly boundary: number
+  /** Seqs before the boundary chosen at the epoch's start (pinned and retrieved). */
+  readonly kept: readonly number[]
+}
+
+/** Token budgets derived from the shares and the context window. */
+export interface PolicyBudget {
+  readonly kernel: number
+  readonly recent: number
+  readonly retrieved: number
+  /** The request cap: the window minus the reply share. */
+  readonly input: number
+}
+
+/** One request's selection. */
+export interface PolicySelection {
+  /** Included seqs in surface order. */
+  readonly include: readonly number[]
+  readonly state: PolicyState
+  /** Whether a new epoch began: the boundary moved or the previous state no longer matched the surface. */
+  readonly advanced: boolean
+  /** Header plus included node tokens. */
+  readonly tokens: number
+  readonly budget: PolicyBudget
+}
+
+/**
+ * Check a policy config.
+ * @param config - the config to check.
+ * @throws {AgentTavernError} `invalid-config` naming the field.
+ */
+export function assertPolicyConfig(config: PolicyConfig): void {
+  const { shares, weights, blockTokens } = config
+  for (const [name, value] of Object.entries(shares)) {
+    if (!(value >= 0 && value <= 1)) throw new AgentTavernError('invalid-config', undefined, `policy share "${name}" is ${value}, not in [0, 1]`)
+  }
+  const sum = shares.kernel + shares.recent + shares.retrieved + shares.reply
+  if (sum > 1) throw new AgentTavernError('invalid-config', undefined, `policy shares sum to ${sum}, more than the whole context window`)
+  if (!Number.isSafeInteger(blockTokens) || blockTokens < 1) throw new AgentTavernError('invalid-config', undefined, `policy blockTokens is ${blockTokens}, not a positive integer`)
+  for (const [name, value] of Object.entries(weights)) {
+    if (!(value >= 0 && Number.isFinite(value))) throw new AgentTavernError('invalid-config', undefined, `policy weight "${name}" is ${value}, not a finite non-negative number`)
+  }
+}
+
+/**
+ * The budgets a context window yields.
+ * @param config - the policy config.
+ * @param contextWindow - the route's context window in tokens.
+ * @returns the budgets, floored to whole tokens.
+ * @throws {AgentTavernError} `invalid-config` when `blockTokens` exceeds the recent budget, so the boundary could not advance by a block.
+ */
+export function budgetFor(config: PolicyConfig, contextWindow: number): PolicyBudget {
+  const { shares } = config
+  const budget = {
+    kernel: Math.floor(shares.kernel * contextWindow),
+    recent: Math.floor(shares.recent * contextWindow),
+    retrieved: Math.floor(shares.retrieved * contextWindow),
+    input: Math.floor((1 - shares.reply) * contextWindow),
+  }
+  if (config.blockTokens > budget.recent) {
+    throw new AgentTavernError('invalid-config', undefined, `policy blockTokens ${config.blockTokens} exceeds the recent budget ${budget.recent} of a ${contextWindow}-token context window`)
+  }
+  return budget
+}
+
+/**
+ * The `revision` a policy config labels its projections with: the policy version and a hash of the config.
+ * @param config - the policy config.
+ * @returns e.g. `agent-tavern/policy@1#3f2a9c01d4e7`.
+ */
+export function policyRevision(config: PolicyConfig): string {
+  const hash = createHash('sha256').update(stableJson(config)).digest('hex').slice(0, 12)
+  return `agent-tavern/policy@${POLICY_VERSION}#${hash}`
+}
+
+function stableJson(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value)
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`
+  const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return `{${entries.map(([key, inner]) => `${JSON.stringify(key)}:${stableJson(inner)}`).join(',')}}`
+}
+
+/** Per-selection facts shared by the steps below. */
+interface Surface {
+  readonly input: PolicyInput
+  readonly config: PolicyConfig
+  readonly index: ReadonlyMap<number, number>
+  readonly pinned: ReadonlySet<number>
+  /** `recentFrom[i]`: tokens of the unpinned nodes at positions `i..n-1`. */
+  readonly recentFrom: readonly number[]
+  /** Positions of turn starts, ascending. */
+  readonly turnStarts: readonly number[]
+}
+
+function unitOf(input: PolicyInput, seq: number): readonly number[] {
+  return input.units.get(seq) ?? [seq]
+}
+
+function pinnedSeqs(input: PolicyInput): Set<number> {
+  const pinned = new Set<number>()
+  const pin = (seq: number): void => { for (const member of unitOf(input, seq)) pinned.add(member) }
+  const first = input.nodes[0]
+  if (first !== undefined) pin(first.seq)
+  for (const seq of input.requiredSeqs) pin(seq)
+  const sources = new Set<string>()
+  for (let i = input.nodes.length - 1; i >= 0; i--) {
+    const { seq, snapshotOf } = input.nodes[i] as PolicyNode
+    if (snapshotOf === undefined || sources.has(snapshotOf)) continue
+    sources.add(snapshotOf)
+    pin(seq)
+  }
+  return pinned
+}
+
+function surfaceOf(input: PolicyInput, config: PolicyConfig): Surface {
+  const { nodes } = input
+  const index = new Map<number, number>()
+  nodes.forEach((node, i) => index.set(node.seq, i))
+  const pinned = pinnedSeqs(input)
+  const recentFrom = new Array<number>(nodes.length + 1).fill(0)
+  for (let i = nodes.length - 1; i >= 0; i--) {
+    const node = nodes[i] as PolicyNode
+    recentFrom[i] = (recentFrom[i + 1] as number) + (pinned.has(node.seq) ? 0 : node.tokens)
+  }
+  const turnStarts = nodes.flatMap((node, i) => node.turnStart ? [i] : [])
+  return { input, config, index, pinned, recentFrom, turnStarts }
+}
+
+/** The first turn start after `from` that frees at least `need` tokens, else the last turn start (or `from`). */
+function advance(surface: Surface, from: number, need: number): number {
+  const { recentFrom, turnStarts } = surface
+  const last = turnStarts.at(-1) ?? from
+  for (const at of turnStarts) {
+    if (at <= from) continue
+    if ((recentFrom[from] as number) - (recentFrom[at] as number) >= need) return at
+  }
+  return Math.max(from, last)
+}
+
+/** Rank the unpinned tool units and nodes before `boundary`; take the best that fit `budget`. */
+function retrieve(surface: Surface, boundary: number, budget: number): number[] {
+  const { input, config, pinned } = surface
+  const { nodes, query } = input
+  const freshnessScale = Math.max(1, nodes.length - 1)
+  const groups = new Map<number, { members: readonly number[]; tokens: number; terms: Set<string>; importance: number; last: number }>()
+  for (let i = 0; i < boundary; i++) {
+    const node = nodes[i] as PolicyNode
+    if (pinned.has(node.seq)) continue
+    const members = unitOf(input, node.seq)
+    const key = members[0] as number
+    let group = groups.get(key)
+    if (group === undefined) groups.set(key, group = { members, tokens: 0, terms: new Set(), importance: 0, last: i })
+    group.tokens += node.tokens
+    for (const term of node.terms) group.terms.add(term)
+    group.importance = Math.max(group.importance, node.importance)
+    group.last = Math.max(group.last, i)
+  }
+  const { weights } = config
+  const ranked = [...groups.values()]
+    .map(group => ({ group, match: relevance(query, group.terms) }))
+    .filter(({ group, match }) => match > 0 || group.importance > 0)
+    .map(({ group, match }) => ({
+      group,
+      score: match * weights.relevance + group.importance * weights.importance + (group.last / freshnessScale) * weights.freshness,
+    }))
+    .sort((a, b) => b.score - a.score || b.group.last - a.group.last)
+  const kept: number[] = []
+  let left = budget
+  for (const { group } of ranked) {
+    if (group.tokens > left) continue
+    left -= group.tokens
+    kept.push(...group.members)
+  }
+  return kept
+}
+
+/** Whether a previous state still describes this surface: its seqs are on it and it keeps every pinned node before its boundary. */
+function validState(surface: Surface, state: PolicyState | undefined): state is PolicyState {
+  if (state === undefined) return false
+  const { index, pinned } = surface
+  const boundary = index.get(state.boundary)
+  if (boundary === undefined || !state.kept.every(seq => index.has(seq))) return false
+  const kept = new Set(state.kept)
+  for (const seq of pinned) if ((index.get(seq) as number) < boundary && !kept.has(seq)) return false
+  return true
+}
+
+/**
+ * Choose the nodes one request sends.
+ * @param input - the surface, required seqs, tool units, query terms, header tokens and context window.
+ * @param config - the policy config ({@link assertPolicyConfig}).
+ * @param previous - the state the previous selection returned; a state naming seqs no longer on the surface, or not
+ *   keeping a node pinned before its boundary (after a compaction), starts a new epoch.
+ * @returns the selection and the state for the next one.
+ * @throws {AgentTavernError} `invalid-config` from {@link budgetFor}.
+ */
+export function selectContext(input: PolicyInput, config: PolicyConfig, previous?: PolicyState): PolicySelection {
+  const budget = budgetFor(config, input.contextWindow)
+  const { nodes, headerTokens } = input
+  if (nodes.length === 0) return { include: [], state: { boundary: -1, kept: [] }, advanced: true, tokens: headerTokens, budget }
+  const surface = surfaceOf(input, config)
+  const { pinned, recentFrom, index } = surface
+  const pinnedTokens = nodes.reduce((sum, node) => sum + (pinned.has(node.seq) ? node.tokens : 0), 0)
+  const kernelTokens = headerTokens + pinnedTokens
+  const recentBudget = Math.max(0, budget.recent - Math.max(0, kernelTokens - budget.kernel))
+
+  const carried = validState(surface, previous)
+  let boundary = carried ? index.get(previous.boundary) as number : 0
+  let advanced = !carried
+  const recent = recentFrom[boundary] as number
+  if (recent > recentBudget) {
+    const moved = advance(surface, boundary, Math.max(recent - recentBudget, config.blockTokens))
+    advanced ||= moved !== boundary
+    boundary = moved
+  }
+  let kept = carried && !advanced ? previous.kept : retrieve(surface, boundary, budget.retrieved)
+
+  const keptTokens = (seqs: readonly number[]): number =>
+    seqs.reduce((sum, seq) => sum + (pinned.has(seq) ? 0 : (nodes[index.get(seq) as number] as PolicyNode).tokens), 0)
+  const fixed = (at: number): number => kernelTokens + (recentFrom[at] as number)
+  if (fixed(boundary) + keptTokens(kept) > budget.input) {
+    while (fixed(boundary) > budget.input) {
+      const next = advance(surface, boundary, Math.max(fixed(boundary) - budget.input, config.blockTokens))
+      if (next === boundary) break
+      boundary = next
+    }
+    kept = retrieve(surface, boundary, Math.max(0, Math.min(budget.retrieved, budget.input - fixed(boundary))))
+    advanced = true
+  }
+
+  const chosen = new Set<number>([...pinned, ...kept])
+  const include: number[] = []
+  let tokens = headerTokens
+  nodes.forEach((node, i) => {
+    if (i < boundary && !chosen.has(node.seq)) return
+    include.push(node.seq)
+    tokens += node.tokens
+  })
+  const boundarySeq = (nodes[boundary] as PolicyNode).seq
+  const keptBefore = include.filter(seq => (index.get(seq) as number) < boundary)
+  return { include, state: { boundary: boundarySeq, kept: keptBefore }, advanced, tokens, budget }
+}

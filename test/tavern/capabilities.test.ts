@@ -1,0 +1,87 @@
+/**
+ * `inspectCapabilities` and mode enabling on stock rc.8, on the patched build with stock compaction, and on the
+ * patched build with projection-aware compaction: `agent-managed` is refused with a typed error naming what is
+ * missing (nothing recorded, nothing sent), and `dsh-native` always runs.
+ */
+
+import { AgentTavern, AgentTavernError, CONTEXT_MODE_EVENT, contextModeOf, inspectCapabilities, setContextMode } from '@dsh-context/agent-tavern'
+import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
+import type { BootedLoop } from '@dsh-context/loop-testkit'
+import { bootLoop, patchedDsh, stockDsh, textReply } from '@dsh-context/loop-testkit'
+import { describe, expect, it } from 'vitest'
+import { MIRA, tavernAgent, tavernLoop } from './support.ts'
+
+const mount = async (loop: BootedLoop, id: string, contextMode: string): Promise<void> => {
+  await loop.create(id).ctx.plugin(AgentTavern, { character: MIRA, contextMode } as never)
+}
+
+describe('on stock rc.8', () => {
+  it('reports agent-managed unavailable, missing the seam and projection-aware compaction; native available', async () => {
+    const dsh = await stockDsh()
+    const loop = await bootLoop(dsh, { plugins: [[dsh.compactionBasic.default]] })
+    const report = inspectCapabilities(loop.ctx)
+    expect(report.native).toEqual({ available: true, missing: [], reasons: [] })
+    expect(report.managed.available).toBe(false)
+    expect(report.managed.missing).toEqual(['agent/context', 'projection-aware-compaction'])
+    expect(report.managed.reasons).toHaveLength(2)
+  })
+
+  it('refuses to enable agent-managed with a typed error, records nothing and sends nothing', async () => {
+    const dsh = await stockDsh()
+    const loop = await bootLoop(dsh, { plugins: [[dsh.compactionBasic.default]], fallback: textReply('never') })
+    const agent = loop.create('stock-managed')
+    const refused = agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed' } as never)
+    await expect(refused).rejects.toBeInstanceOf(AgentTavernError)
+    await expect(refused).rejects.toMatchObject({ code: 'mode-unavailable', missing: ['agent/context', 'projection-aware-compaction'] })
+    expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT)).toEqual([])
+    expect(loop.adapter.requests).toEqual([])
+  })
+
+  it('runs dsh-native: the plugin mounts, the whole surface is sent, the tools are offered', async () => {
+    const dsh = await stockDsh()
+    const loop = await bootLoop(dsh, { plugins: [[dsh.compactionBasic.default]], fallback: textReply('Aye.') })
+    const agent = loop.create('stock-native')
+    await agent.ctx.plugin(AgentTavern, { character: MIRA } as never)
+    expect(contextModeOf(agent)).toBe('dsh-native')
+    await loop.say(agent, 'first')
+    await loop.say(agent, 'second')
+    expect(loop.errors).toEqual([])
+    const [, second] = loop.adapter.requests
+    expect(JSON.stringify(second!.messages)).toBe(JSON.stringify(agent.session.deriveMessages().slice(0, -1)))
+    expect(second!.tools!.map(tool => tool.name)).toEqual(expect.arrayContaining(['tavern_history_search', 'tavern_history_read', 'memory_write', 'memory_search']))
+    expect(second!.system).toContain('You are Mira. The ferrywoman of the Grey Estuary.')
+    await expect(setContextMode(agent, 'agent-managed')).rejects.toMatchObject({ code: 'mode-unavailable' })
+    expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT)).toEqual([])
+  })
+})
+
+describe('on the patched build', () => {
+  it('with stock compaction: agent-managed is missing only projection-aware compaction, and stays off', async () => {
+    const dsh = await patchedDsh()
+    const loop = await bootLoop(dsh, { plugins: [[dsh.compactionBasic.default]] })
+    expect(inspectCapabilities(loop.ctx).managed).toMatchObject({ available: false, missing: ['projection-aware-compaction'] })
+    await expect(mount(loop, 'patched-basic', 'agent-managed')).rejects.toMatchObject({ code: 'mode-unavailable', missing: ['projection-aware-compaction'] })
+  })
+
+  it('with projection-aware compaction measuring the surface: the agreed flag is 0, so agent-managed is refused', async () => {
+    const loop = await bootLoop(await patchedDsh(), { plugins: [[ProjectionAwareCompactionEngine, { measure: 'surface' }]] })
+    expect(inspectCapabilities(loop.ctx).managed.missing).toEqual(['projection-aware-compaction'])
+  })
+
+  it('with projection-aware compaction: both modes are available and agent-managed is enabled and recorded', async () => {
+    const loop = await tavernLoop()
+    expect(inspectCapabilities(loop.ctx)).toEqual({
+      native: { available: true, missing: [], reasons: [] },
+      managed: { available: true, missing: [], reasons: [] },
+    })
+    const agent = await tavernAgent(loop, 'patched-managed', 'agent-managed')
+    expect(contextModeOf(agent)).toBe('agent-managed')
+    expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).map(event => event.data))
+      .toEqual([{ mode: 'agent-managed', previous: 'dsh-native', afterTurn: 0 }])
+  })
+
+  it('refuses a mount off an agent context', async () => {
+    const loop = await tavernLoop()
+    await expect(loop.ctx.plugin(AgentTavern, { character: MIRA } as never)).rejects.toMatchObject({ code: 'no-agent' })
+  })
+})

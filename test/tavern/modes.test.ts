@@ -1,0 +1,159 @@
+/**
+ * Both context modes on a real patched AgentLoop with DSH's invariants and projection-aware compaction: native sends
+ * DSH's whole surface; managed sends the policy's selection, every request rebuilt from the log; the history tools
+ * return text a request left out; memory notes come back from the log; switching happens only at idle boundaries.
+ */
+
+import type { Agent } from '@deepseek-ai/dsh-agent'
+import type { SessionEvent } from '@deepseek-ai/dsh-session'
+import { decodeInclude, replayRequests } from '@dsh-context/agent-context'
+import {
+  CONTEXT_MODE_EVENT,
+  contentText,
+  contextModeOf,
+  lastSelection,
+  memoryNotes,
+  policyRevision,
+  requestTokens,
+  resolveConfig,
+  setContextMode,
+} from '@dsh-context/agent-tavern'
+import type { BootedLoop } from '@dsh-context/loop-testkit'
+import { describe, expect, it } from 'vitest'
+import { expectRebuiltFromLog, loopRequests, MIRA, SMALL_POLICY, tavernAgent, tavernLoop } from './support.ts'
+
+const PLANT = 'I press a brass key into your palm. It is stamped with the number 417.'
+const PROBE = 'Mira, do you remember the brass key I pressed into your palm? What number was stamped on it?'
+
+async function walk(loop: BootedLoop, agent: Agent, turns: number): Promise<void> {
+  for (let i = 1; i <= turns; i++) await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
+}
+
+const projections = (agent: Agent): SessionEvent<'request/projection'>[] =>
+  agent.session.events.filter((event): event is SessionEvent<'request/projection'> => event.type === 'request/projection')
+
+describe('dsh-native', () => {
+  it('sends DSH’s whole surface, logs no projection, and keeps kernel, scene and facts in the prompt', async () => {
+    const loop = await tavernLoop()
+    const agent = await tavernAgent(loop, 'native', 'dsh-native')
+    await walk(loop, agent, 3)
+    await loop.say(agent, 'Keep this in mind: the lantern quay closes at the third bell.')
+    await walk(loop, agent, 12)
+    expect(loop.errors).toEqual([])
+    const sent = loopRequests(loop)
+    expect(projections(agent)).toEqual([])
+    expect(JSON.stringify(sent.at(-1)!.messages)).toBe(JSON.stringify(agent.session.deriveMessages().slice(0, -1)))
+    expect(sent.at(-1)!.system).toContain('call tavern_history_search')
+    expect(contentText(sent.at(-1)!.messages.findLast(m => m.source.kind === 'plugin')!.content))
+      .toMatch(/Current scene: the ferry dock at dawn[\s\S]*Facts of the story:\n- the lantern quay closes at the third bell/)
+    expectRebuiltFromLog(sent, agent)
+  })
+})
+
+describe('agent-managed', () => {
+  it('sends node 0, the newest snapshot and the recent turns within budget, labelled with the policy revision', async () => {
+    const loop = await tavernLoop()
+    const agent = await tavernAgent(loop, 'managed', 'agent-managed')
+    await walk(loop, agent, 2)
+    await loop.say(agent, '(The scene changes: the reed maze on the eastern shore.)')
+    await walk(loop, agent, 20)
+    expect(loop.errors).toEqual([])
+    const sent = loopRequests(loop)
+    const logged = projections(agent)
+    expect(logged.length).toBeGreaterThan(10)
+    expect(new Set(logged.map(event => event.data.revision))).toEqual(new Set([policyRevision(resolveConfig({ character: MIRA, policy: SMALL_POLICY }).policy)]))
+    const last = sent.at(-1)!
+    expect(last.messages.length).toBeLessThan(agent.session.deriveMessages().length - 1)
+    expect(last.messages[0]).toEqual(agent.session.deriveMessages()[0])
+    expect(contentText(last.messages.findLast(m => m.source.kind === 'plugin')!.content)).toContain('Current scene: the reed maze on the eastern shore')
+    const { budget } = lastSelection(agent)!
+    for (const request of sent) expect(requestTokens(loop.ctx.tokenMeter, request)).toBeLessThanOrEqual(budget.input)
+    expect(Math.max(...sent.map(request => requestTokens(loop.ctx.tokenMeter, request)))).toBeLessThan(budget.kernel + budget.recent + budget.retrieved + 2 * SMALL_POLICY.blockTokens)
+    expectRebuiltFromLog(sent, agent)
+  })
+
+  it('recalls a node the projection left out: the tool returns text the request did not contain', async () => {
+    const loop = await tavernLoop()
+    const agent = await tavernAgent(loop, 'recall', 'agent-managed', { ...SMALL_POLICY, shares: { retrieved: 0 } })
+    await walk(loop, agent, 1)
+    await loop.say(agent, PLANT)
+    const plantSeq = agent.session.events.findLast(event => event.type === 'user/message')!.seq
+    await walk(loop, agent, 15)
+    const before = loopRequests(loop).length
+    await loop.say(agent, PROBE)
+    expect(loop.errors).toEqual([])
+    const [asking, answering] = loopRequests(loop).slice(before)
+    expect(JSON.stringify(asking!.messages)).not.toContain('417')
+    const replayed = replayRequests(agent.session.events).slice(before)
+    const surface = agent.session.surface.nodes.filter(seq => seq < replayed[0]!.seq)
+    expect(decodeInclude(surface, replayed[0]!.projection!.include)).not.toContain(plantSeq)
+    const results = agent.session.events.filter(event => event.type === 'tool/result')
+    expect(contentText(results.at(-1)!.data.message.content)).toContain(`"seq":${plantSeq}`)
+    expect(contentText(results.at(-1)!.data.message.content)).toContain('stamped with the number 417')
+    expect(answering!.messages.filter(m => JSON.stringify(m).includes('417')).map(m => m.source.kind)).toEqual(['tool'])
+    const reply = agent.session.events.findLast(event => event.type === 'assistant/message')!
+    expect(contentText(reply.data.message.content)).toContain('417')
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+
+  it('reads excluded history exactly by seq and by turn range', async () => {
+    const loop = await tavernLoop()
+    const agent = await tavernAgent(loop, 'read', 'agent-managed')
+    await loop.say(agent, PLANT)
+    const plantSeq = agent.session.events.find(event => event.type === 'user/message')!.seq
+    await walk(loop, agent, 15)
+    await loop.say(agent, `CALL tavern_history_read {"fromSeq":${plantSeq}}`)
+    const bySeq = contentText(agent.session.events.findLast(event => event.type === 'assistant/message')!.data.message.content)
+    expect(bySeq).toBe(`RESULT ${JSON.stringify({ entries: [{ seq: plantSeq, turn: 1, role: 'user', text: PLANT }], truncated: false })}`)
+    await loop.say(agent, 'CALL tavern_history_read {"fromTurn":1,"toTurn":2}')
+    const byTurn = JSON.parse(contentText(agent.session.events.findLast(event => event.type === 'assistant/message')!.data.message.content).slice('RESULT '.length)) as { entries: { turn: number; role: string }[] }
+    expect(byTurn.entries.map(entry => [entry.turn, entry.role])).toEqual([[1, 'user'], [1, 'assistant'], [2, 'user'], [2, 'assistant']])
+    await loop.say(agent, 'CALL tavern_history_read {"fromSeq":1,"fromTurn":1}')
+    expect(agent.session.events.findLast(event => event.type === 'tool/result')!.data.message.content[0].isError).toBe(true)
+    expect(loop.errors).toEqual([])
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+
+  it('keeps memory notes as logged tool calls: the facts context and memory_search are rebuilt from the log', async () => {
+    const loop = await tavernLoop()
+    const agent = await tavernAgent(loop, 'memory', 'agent-managed')
+    await loop.say(agent, 'Keep this in mind: the willow ford is only passable at low water.')
+    await walk(loop, agent, 12)
+    expect(memoryNotes(agent.session.events).map(note => [note.text, note.tags, note.importance]))
+      .toEqual([['the willow ford is only passable at low water', ['fact'], 0.7]])
+    const sent = loopRequests(loop)
+    expect(contentText(sent.at(-1)!.messages.findLast(m => m.source.kind === 'plugin')!.content)).toContain('- the willow ford is only passable at low water')
+    await loop.say(agent, 'CALL memory_search {"query":"willow ford water"}')
+    const found = contentText(agent.session.events.findLast(event => event.type === 'assistant/message')!.data.message.content)
+    expect(found).toMatch(/^RESULT \{"hits":\[\{"id":"call-\d+","text":"the willow ford is only passable at low water","tags":\["fact"\],"importance":0.7,"turn":1,/)
+    await loop.say(agent, 'CALL memory_write {"text":"too sure","importance":2}')
+    expect(memoryNotes(agent.session.events)).toHaveLength(1)
+    expect(loop.errors).toEqual([])
+  })
+})
+
+describe('switching modes', () => {
+  it('switches at an idle turn boundary, logs each switch, and refuses while a turn runs', async () => {
+    const loop = await tavernLoop()
+    const agent = await tavernAgent(loop, 'switch', 'dsh-native')
+    await walk(loop, agent, 3)
+    await setContextMode(agent, 'agent-managed')
+    expect(contextModeOf(agent)).toBe('agent-managed')
+    await walk(loop, agent, 12)
+    expect(projections(agent).length).toBeGreaterThan(0)
+    agent.followup(loop.user('I wave at the boathouse.'))
+    await expect(setContextMode(agent, 'dsh-native')).rejects.toMatchObject({ code: 'agent-busy' })
+    await agent.whenIdle()
+    await setContextMode(agent, 'dsh-native')
+    const count = projections(agent).length
+    await walk(loop, agent, 2)
+    expect(projections(agent)).toHaveLength(count)
+    expect(JSON.stringify(loopRequests(loop).at(-1)!.messages)).toBe(JSON.stringify(agent.session.deriveMessages().slice(0, -1)))
+    expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).map(event => event.data)).toEqual([
+      { mode: 'agent-managed', previous: 'dsh-native', afterTurn: 3 },
+      { mode: 'dsh-native', previous: 'agent-managed', afterTurn: 16 },
+    ])
+    expect(loop.errors).toEqual([])
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+})

@@ -1,0 +1,96 @@
+/**
+ * The context mode across a resume from JSONL persistence: the log's newest `agent-tavern/context-mode` event decides
+ * the mode, a session without one runs `dsh-native`, and every request before and after the resume rebuilds from the
+ * log. The mode event is appended `ignorable`, so builds that do not know it keep it and resume the log.
+ */
+
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Agent } from '@deepseek-ai/dsh-agent'
+import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
+import type { ContextMode } from '@dsh-context/agent-tavern'
+import { AgentTavern, CONTEXT_MODE_EVENT, contextModeOf, setContextMode } from '@dsh-context/agent-tavern'
+import type { BootedLoop } from '@dsh-context/loop-testkit'
+import { afterAll, describe, expect, it } from 'vitest'
+import { expectRebuiltFromLog, loopRequests, MIRA, SMALL_POLICY, tavernAgent, tavernLoop } from './support.ts'
+
+const roots: string[] = []
+afterAll(() => { for (const root of roots) rmSync(root, { recursive: true, force: true }) })
+
+function scratchRoot(): string {
+  const root = mkdtempSync(join(tmpdir(), 'agent-tavern-resume-'))
+  roots.push(root)
+  return root
+}
+
+async function walk(loop: BootedLoop, agent: Agent, turns: number): Promise<void> {
+  for (let i = 1; i <= turns; i++) await loop.say(agent, `I row past the heron pool, humming (${i}).`)
+}
+
+/** Run a fresh session with persistence and flush it. */
+async function persisted(id: string, contextMode: ContextMode, turns: number): Promise<{ root: string; loop: BootedLoop; agent: Agent }> {
+  const root = scratchRoot()
+  const loop = await tavernLoop({ persistRoot: root })
+  const agent = await tavernAgent(loop, id, contextMode)
+  await walk(loop, agent, turns)
+  await loop.ctx.sessions.flush(agent.session)
+  return { root, loop, agent }
+}
+
+/** Resume a persisted session in a fresh loop and mount AgentTavern with a config that asks for `contextMode`. */
+async function resumed(root: string, id: string, contextMode: string): Promise<{ loop: BootedLoop; agent: Agent }> {
+  const loop = await tavernLoop({ persistRoot: root })
+  const { agent } = await loop.ctx.agentLoop.resume(loop.ctx, {
+    resumeSessionId: loop.dsh.session.SessionId(id),
+    agentOptions: { provider: 'fake', model: 'fake-model' },
+  })
+  await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode, policy: SMALL_POLICY } as never)
+  return { loop, agent }
+}
+
+const modeEvents = (agent: Agent): unknown[] => agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).map(event => event.data)
+
+describe('resuming a session', () => {
+  it('without a recorded mode runs dsh-native, whatever mode a fresh session would get', async () => {
+    const { root, loop: first } = await persisted('old', 'dsh-native', 3)
+
+    const { loop, agent: again } = await resumed(root, 'old', 'agent-managed')
+    expect(contextModeOf(again)).toBe('dsh-native')
+    await walk(loop, again, 1)
+    expect(loop.errors).toEqual([])
+    expect(modeEvents(again)).toEqual([])
+    expect(JSON.stringify(loopRequests(loop).at(-1)!.messages)).toBe(JSON.stringify(again.session.deriveMessages().slice(0, -1)))
+    expectRebuiltFromLog([...loopRequests(first), ...loopRequests(loop)], again)
+  })
+})
+
+describe('resuming a session the mode event recorded', () => {
+  it('runs the recorded mode; a switch back to native survives the next resume; every request rebuilds from the log', async () => {
+    const { root, loop: first } = await persisted('managed', 'agent-managed', 12)
+    const sent: GenerateOptions[] = [...loopRequests(first)]
+
+    const second = await resumed(root, 'managed', 'dsh-native')
+    expect(contextModeOf(second.agent)).toBe('agent-managed')
+    await walk(second.loop, second.agent, 2)
+    sent.push(...loopRequests(second.loop))
+    expect(second.loop.errors).toEqual([])
+    expect(sent.at(-1)!.messages.length).toBeLessThan(second.agent.session.deriveMessages().length - 1)
+    expectRebuiltFromLog(sent, second.agent)
+    await setContextMode(second.agent, 'dsh-native')
+    await second.loop.ctx.sessions.flush(second.agent.session)
+
+    const third = await resumed(root, 'managed', 'agent-managed')
+    expect(contextModeOf(third.agent)).toBe('dsh-native')
+    await walk(third.loop, third.agent, 1)
+    sent.push(...loopRequests(third.loop))
+    expect(third.loop.errors).toEqual([])
+    expect(JSON.stringify(sent.at(-1)!.messages)).toBe(JSON.stringify(third.agent.session.deriveMessages().slice(0, -1)))
+    expect(modeEvents(third.agent)).toEqual([
+      { mode: 'agent-managed', previous: 'dsh-native', afterTurn: 0 },
+      { mode: 'dsh-native', previous: 'agent-managed', afterTurn: 14 },
+    ])
+    expect(third.agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).every(event => event.ignorable === true)).toBe(true)
+    expectRebuiltFromLog(sent, third.agent)
+  })
+})
