@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Apply the agent/context seam to a DeepSeek Harness source checkout at 0.1.0-rc.8.
+# Usage: scripts/apply-upstream-patch.sh [--commit] <dsh-checkout>
+#   --commit  apply with `git am` (one commit per patch) instead of changing the working tree only.
+# Refuses a checkout that is not rc.8, or whose files the series touches differ from rc.8; applies nothing unless the
+# whole series applies (`git apply --check` first); says so when the series is already applied.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+SERIES=$root/packages/agent-loop-patch/source
+commit=false
+if [ "${1:-}" = --commit ]; then commit=true; shift; fi
+[ $# -eq 1 ] || { echo "usage: $0 [--commit] <dsh-checkout>" >&2; exit 2; }
+dsh=$(cd "$1" 2>/dev/null && pwd) || { echo "apply-upstream-patch: $1 is not a directory" >&2; exit 2; }
+refuse() { echo "apply-upstream-patch: refusing $dsh: $*" >&2; exit 1; }
+
+[ -f "$dsh/package.json" ] || refuse 'no package.json: not a DeepSeek Harness checkout'
+identity=$(node -e 'const p = require(process.argv[1]); console.log(`${p.name}@${p.version}`)' "$dsh/package.json")
+[ "$identity" = '@deepseek-ai/dsh-root@0.1.0-rc.8' ] \
+  || refuse "its root package.json is $identity; the series is for @deepseek-ai/dsh-root@0.1.0-rc.8"
+
+patches=("$SERIES"/[0-9][0-9][0-9][0-9]-*.patch)
+[ -e "${patches[0]}" ] || { echo "apply-upstream-patch: no patch series in $SERIES" >&2; exit 2; }
+series=$(mktemp)
+trap 'rm -f "$series"' EXIT
+cat "${patches[@]}" > "$series"
+
+if git -C "$dsh" apply --reverse --check "$series" 2>/dev/null; then
+  echo "apply-upstream-patch: the series is already applied to $dsh"
+  exit 0
+fi
+
+# Every file the series changes must be rc.8's: its blob id must match the pre-image id recorded in the series.
+changed=0
+while read -r pre path; do
+  [ "$pre" = 0000000 ] && { [ ! -e "$dsh/$path" ] || { echo "  $path: exists, the series creates it"; changed=1; }; continue; }
+  [ -f "$dsh/$path" ] || { echo "  $path: missing"; changed=1; continue; }
+  blob=$(git hash-object "$dsh/$path")
+  case $blob in "$pre"*) ;; *) echo "  $path: blob ${blob:0:12}, rc.8 has $pre"; changed=1 ;; esac
+done < <(awk '/^diff --git /{ path = substr($4, 3) } /^index /{ split($2, ids, "\\.\\."); print ids[1], path }' "$series")
+[ $changed -eq 0 ] || refuse 'the files above differ from DeepSeek Harness 0.1.0-rc.8'
+
+git -C "$dsh" apply --check "$series" || refuse 'the series does not apply (see the git apply errors above)'
+if $commit; then
+  git -C "$dsh" rev-parse --git-dir >/dev/null 2>&1 || refuse '--commit needs a git checkout'
+  git -C "$dsh" am -q "${patches[@]}"
+  echo "apply-upstream-patch: committed ${#patches[@]} patches on $(git -C "$dsh" rev-parse --abbrev-ref HEAD)"
+else
+  git -C "$dsh" apply "$series"
+  echo "apply-upstream-patch: applied ${#patches[@]} patches to the working tree of $dsh"
+fi
+git apply --numstat "$series" | awk '{ printf "  +%-4s -%-4s %s\n", $1, $2, $3 }'
+
+cat <<EOF
+
+Next steps in $dsh (Node ^22.19 || >=24, pnpm):
+  pnpm install
+  pnpm run gen-persistence-catalog   # regenerate docs/persistence-catalog.md for request/projection
+  pnpm run build                     # tsc emits lib/types, tsdown bundles lib/
+  pnpm exec vitest run packages/core/agent-loop packages/core/session   # DSH's suites plus the seam specs
+
+Managed mode (a plugin chooses the history each request sends) is then available on every agent:
+  - the built loop reports it: ctx.agentLoop.contextSeam === 1 (AGENT_CONTEXT_SEAM from @deepseek-ai/dsh-agent-loop);
+  - a context policy listens on the agent's own context, so it applies to that agent only:
+      agent.ctx.on('agent/context', async ({ nodes, requiredSeqs }, next) => {
+        const all = await next()
+        return { include: all.include.slice(-20), revision: 'last-20' }   // requiredSeqs and tool units are added
+      })
+    or mount such a plugin in the agent's preset or setup (e.g. AgentTavern with contextMode 'agent-managed');
+  - each partial selection is logged as request/projection; logs that carry it resume only on a build with this
+    series (stock rc.8 refuses them with SessionFormatUnsupportedError).
+The proposal: $root/rfcs/0001-agent-context-seam.md
+EOF
