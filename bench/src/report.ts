@@ -1,0 +1,96 @@
+/**
+ * Benchmark tables as Markdown, for the terminal and for `BENCHMARKS.md`.
+ * @module bench/report
+ */
+
+import { arch, cpus, platform, release, totalmem } from 'node:os'
+
+/** One table of results. */
+export interface Table {
+  readonly columns: readonly string[]
+  readonly rows: readonly (readonly string[])[]
+}
+
+/** One benchmark's results. */
+export interface Section {
+  /** `P1` … `P5`. */
+  readonly id: string
+  readonly title: string
+  /** What is measured and how, one paragraph. */
+  readonly method: string
+  /** The target from issue 6. */
+  readonly target: string
+  /** Whether the target is met, with the deciding figure; `pending` when the measured code does not exist yet. */
+  readonly verdict: string
+  readonly table: Table
+  readonly notes?: readonly string[]
+}
+
+/**
+ * @param table - columns and rows.
+ * @returns a Markdown table.
+ */
+export function markdownTable(table: Table): string {
+  const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`
+  return [line(table.columns), line(table.columns.map(() => '---')), ...table.rows.map(line)].join('\n')
+}
+
+/**
+ * @param section - one benchmark's results.
+ * @returns its Markdown: heading, method, target and verdict, table, notes.
+ */
+export function renderSection(section: Section): string {
+  return [
+    `## ${section.id}. ${section.title}`,
+    '',
+    section.method,
+    '',
+    `Target: ${section.target}. **${section.verdict}**`,
+    '',
+    markdownTable(section.table),
+    ...section.notes === undefined || section.notes.length === 0 ? [] : ['', ...section.notes.map(note => `- ${note}`)],
+  ].join('\n')
+}
+
+/** The machine a run measured. */
+export function machine(): string {
+  const cores = cpus()
+  return `${cores[0]?.model.trim() ?? 'unknown CPU'} × ${cores.length}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()} ${arch()}`
+}
+
+/**
+ * @param sections - every benchmark's results.
+ * @param run - when, how long, and with which command.
+ * @returns the whole `BENCHMARKS.md`.
+ */
+export function renderReport(sections: readonly Section[], run: { date: Date; seconds: number; command: string; chart: string }): string {
+  return [
+    '# Benchmarks',
+    '',
+    `Written by \`${run.command}\` (bench/src/run.ts); do not edit by hand. Figures are ratios measured side by side in one`,
+    'process, because absolute times on a shared machine are noise.',
+    '',
+    `- Machine: ${machine()}`,
+    `- Node: ${process.version}`,
+    `- Date: ${run.date.toISOString()}`,
+    `- Run time: ${run.seconds.toFixed(0)} s`,
+    '',
+    `![P2 and P3 growth](${run.chart})`,
+    '',
+    markdownTable({
+      columns: ['', 'benchmark', 'verdict'],
+      rows: sections.map(section => [section.id, section.title, section.verdict]),
+    }),
+    '',
+    ...sections.flatMap(section => [renderSection(section), '']),
+  ].join('\n')
+}
+
+/**
+ * @param met - whether the target is met.
+ * @param figures - the deciding figures.
+ * @returns `met (figures)` or `not met: figures`.
+ */
+export function verdict(met: boolean, figures: string): string {
+  return met ? `met (${figures})` : `not met: ${figures}`
+}

@@ -1,0 +1,42 @@
+/**
+ * `dsh-context` on a persisted session where projection-aware compaction replaces the surface inside projected steps
+ * (the compaction package's "last 3 turns exceed" scenario): projections on both sides of each surface replace verify,
+ * and inspect counts the nodes of the replaced surface.
+ */
+
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { replayRequests } from '@dsh-context/agent-context'
+import type { RequestSummary } from '@dsh-context/cli'
+import { EXIT } from '@dsh-context/cli'
+import { patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
+import { afterAll, describe, expect, it } from 'vitest'
+import { runLastTurns } from '../../compaction-effective-projection/scenarios/last-turns.ts'
+import { runCli } from './support.ts'
+
+const root = mkdtempSync(join(tmpdir(), 'dsh-context-compaction-'))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+describe('dsh-context on a compacted, projected session', () => {
+  it('verifies projections made under every surface generation', async () => {
+    const run = await runLastTurns({
+      dsh: await patchedDsh(),
+      engine: { kind: 'projection-aware', config: { thresholdRatio: 0.8 } },
+      turns: 24,
+      keepTurns: 3,
+      replyChars: turn => (turn % 12 === 8 || turn % 12 === 9 ? 3000 : 400),
+      toolEvery: 5,
+      persistRoot: root,
+    })
+    await run.loop.ctx.sessions.flush(run.agent.session)
+    expect(run.compactions).toBeGreaterThan(0)
+    const generations = new Set(replayRequests(run.agent.session.events).filter(request => request.projection !== undefined).map(request => request.generation))
+    expect(generations.size).toBeGreaterThan(1)
+
+    const path = sessionLogPath(run.loop, run.agent)
+    expect(runCli('verify', path)).toMatchObject({ status: EXIT.ok, stderr: '' })
+    const { requests } = JSON.parse(runCli('inspect', path, '--json').stdout) as { requests: RequestSummary[] }
+    expect(requests.map(request => request.includedNodes)).toEqual(run.requests.map(request => request.messages.length))
+  })
+})

@@ -1,0 +1,54 @@
+/** Running `dsh-context` as a child process, and editing a real persisted log into a broken one. */
+
+import { spawnSync } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import type { SessionEvent } from '@deepseek-ai/dsh-session'
+import { deriveEventMessage, foldSurface } from '@deepseek-ai/dsh-session'
+import { CLI_BIN } from '@dsh-context/cli'
+
+/** What one `dsh-context` run printed and returned. */
+export interface CliRun {
+  readonly status: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * Run the built `dsh-context` executable under the current Node.
+ * @param args - its arguments.
+ * @returns exit status and output.
+ */
+export function runCli(...args: string[]): CliRun {
+  const { status, stdout, stderr } = spawnSync(process.execPath, [CLI_BIN, ...args], { encoding: 'utf8', maxBuffer: 1 << 28 })
+  return { status, stdout, stderr }
+}
+
+/**
+ * Rewrite the JSONL line holding the event of `seq` (a line holding a single event, not a packed chunk row).
+ * @param from - the source log.
+ * @param to - the file to write.
+ * @param seq - the event to change.
+ * @param edit - returns the replacement event.
+ */
+export function rewriteEvent(from: string, to: string, seq: number, edit: (event: Record<string, unknown>) => unknown): void {
+  let found = false
+  const lines = readFileSync(from, 'utf8').split('\n').map((line, i) => {
+    if (i === 0 || line === '') return line
+    const record = JSON.parse(line) as Record<string, unknown>
+    if (record['seq'] !== seq || typeof record['data'] !== 'object') return line
+    found = true
+    return JSON.stringify(edit(record))
+  })
+  if (!found) throw new Error(`no single-event line with seq ${seq} in ${from}`)
+  writeFileSync(to, lines.join('\n'))
+}
+
+/**
+ * The message-bearing surface seqs before event `seq`, in surface order, folded by DSH.
+ * @param events - a log.
+ * @param seq - the position.
+ * @returns the seqs.
+ */
+export function surfaceBefore(events: readonly SessionEvent[], seq: number): number[] {
+  return foldSurface(events.slice(0, seq)).nodes.filter(node => deriveEventMessage(events[node] as SessionEvent) !== null)
+}

@@ -1,0 +1,75 @@
+/**
+ * One persisted session of thousands of turns with a keep-last projection listener and DSH's invariants on. The host
+ * holds no per-request state (every offered node array is collected), heap grows in proportion to the log, and
+ * every request verifies, in process and with `dsh-context verify` on the file.
+ *
+ * `LONG_SESSION_TURNS` sets the length (default 2,000: 20-45 s on a 2-core machine). The host offers the whole surface
+ * to `agent/context` on every request, O(surface) per request, so a session's time grows with the square of its turns:
+ * `LONG_SESSION_TURNS=5000` passed in 243 s (174 s CPU, machine shared; heap +39 MB after GC for a 14.6 MB session
+ * file, 6,666 of 6,666 offers collected), too long for CI.
+ */
+
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { EXIT, PROGRESS_MIN_EVENTS } from '@dsh-context/cli'
+import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
+import { afterAll, describe, expect, it } from 'vitest'
+import { runCli } from '../../packages/dsh-context-cli/tests/support.ts'
+import { expectAgentVerifies, heapAfterGc, projections } from './support.ts'
+
+const TURNS = Number(process.env['LONG_SESSION_TURNS'] ?? 2_000)
+if (!Number.isSafeInteger(TURNS) || TURNS < 100) throw new Error(`LONG_SESSION_TURNS must be an integer ≥ 100, got ${process.env['LONG_SESSION_TURNS']}`)
+const root = mkdtempSync(join(tmpdir(), 'dsh-context-long-'))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MB`
+
+describe(`a ${TURNS}-turn session`, () => {
+  it('keeps host memory bounded and every request verifiable', { timeout: Math.max(120_000, TURNS * 120) }, async () => {
+    const loop = await bootLoop(await patchedDsh(), { persistRoot: root, fallback: conversationReply() })
+    const agent = loop.create('long')
+    const keep = keepLastNodes(6)
+    const offered = { total: 0, collected: 0 }
+    const offers = new FinalizationRegistry<void>(() => { offered.collected += 1 })
+    agent.ctx.on('agent/context', (payload, next) => {
+      offered.total += 1
+      offers.register(payload.nodes)
+      return keep(payload, next)
+    })
+    const heapBefore = heapAfterGc()
+    const msPerTurn: number[] = []
+    let started = performance.now()
+    for (let turn = 1; turn <= TURNS; turn++) {
+      await loop.say(agent, conversationTurn(turn))
+      if (turn % 500 === 0) {
+        msPerTurn.push((performance.now() - started) / 500)
+        started = performance.now()
+      }
+    }
+    await loop.ctx.sessions.flush(agent.session)
+    await new Promise(resolve => setImmediate(resolve))
+    heapAfterGc()
+    await new Promise(resolve => setImmediate(resolve))
+    const heapAfter = heapAfterGc()
+    const events = agent.session.events
+    const logBytes = statSync(sessionLogPath(loop, agent)).size
+    console.log([
+      `${TURNS} turns, ${events.length} events, ${loop.adapter.requests.length} requests, ${projections(events).length} projected`,
+      `heap after GC: ${mb(heapBefore)} before, ${mb(heapAfter)} after (+${mb(heapAfter - heapBefore)}); session file ${mb(logBytes)}`,
+      `offered node arrays collected: ${offered.collected} of ${offered.total}`,
+      `ms per turn by 500 turns: ${msPerTurn.map(ms => ms.toFixed(1)).join(', ')}`,
+    ].join('\n'))
+
+    expect(loop.errors).toEqual([])
+    expect(offered.total - offered.collected).toBeLessThanOrEqual(2)
+    expect(heapAfter - heapBefore).toBeLessThan(6 * logBytes)
+    expect(await expectAgentVerifies(loop, agent)).toBe(loop.adapter.requests.length)
+
+    const verified = runCli('verify', sessionLogPath(loop, agent))
+    expect(verified.status).toBe(EXIT.ok)
+    expect(events.length).toBeGreaterThanOrEqual(PROGRESS_MIN_EVENTS)
+    expect(verified.stderr).toMatch(/^(dsh-context: reading .* MiB\)\n)?(dsh-context: [\d,]+\/[\d,]+ events \(\d+0%\)\n)+$/)
+    expect(verified.stderr.trimEnd().split('\n').at(-1)).toMatch(/ \(100%\)$/)
+  })
+})
