@@ -14,8 +14,14 @@ import {
   normalizeSelection,
   pendingProjection,
   requiredSeqs,
-  toolUnits,
 } from '@dsh-context/agent-context'
+import { hasContextListener } from './listeners.ts'
+
+/**
+ * Sessions this host has written a projection for. Without a listener, only they can hold a projection the next
+ * request would consume (a retry after a request that streamed nothing), so only they need the full path.
+ */
+const projected = new WeakSet<Session>()
 
 /** One request attempt's position and rendered inputs. */
 export interface ProjectionRequest {
@@ -80,7 +86,8 @@ async function select(agent: Agent, dispatch: AgentEventDispatch, request: Proje
 }
 
 /**
- * Run the `agent/context` waterfall for the request about to be built and return the messages it sends. A default
+ * Run the `agent/context` waterfall for the request about to be built and return the messages it sends. With no
+ * listener for the agent, the waterfall is skipped: its result would be every node. A default
  * projection (every node) returns `session.deriveMessages()` and logs nothing; any other appends one
  * `request/projection` event first. When the surface moves while listeners run, the waterfall runs once more over the
  * new surface; a second move rejects the step.
@@ -96,6 +103,7 @@ export async function projectRequestMessages(
   request: ProjectionRequest,
 ): Promise<Message[]> {
   const { session } = agent
+  if (!hasContextListener(agent) && !projected.has(session)) return session.deriveMessages()
   let current = offer(session)
   let selection = await select(agent, dispatch, request, current)
   if (moved(session, current)) {
@@ -110,7 +118,6 @@ export async function projectRequestMessages(
     agent: String(agent.id),
     nodes: current.nodes,
     requiredSeqs: current.requiredSeqs,
-    units: toolUnits(current.nodes),
   }, selection)
   if (projection.isDefault && pendingProjection(session.events) === undefined) return session.deriveMessages()
   const data: RequestProjection = {
@@ -123,6 +130,7 @@ export async function projectRequestMessages(
     includedNodes: projection.include.length,
   }
   session.append('request/projection', data)
+  projected.add(session)
   const included = new Set(projection.include)
   return current.nodes.flatMap(node => included.has(node.seq) ? [node.message] : [])
 }

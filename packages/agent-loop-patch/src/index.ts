@@ -7,3 +7,4 @@
 export { projectRequestMessages } from './host.ts'
 export type { ProjectionRequest } from './host.ts'
 export { AGENT_CONTEXT_SEAM, hasAgentContextSeam } from './capability.ts'
+export { hasContextListener } from './listeners.ts'

@@ -26,7 +26,7 @@ import { calibrationFactor, newestUsage, requestEnvelope, sampleUsage } from './
 import { PROJECTION_AWARE_COMPACTION } from './capability.ts'
 import type { ProjectionPolicy } from './config.ts'
 import { ProjectionCompactionConfig, ProjectionCompactionConfigError, resolveProjectionConfig } from './config.ts'
-import { hasContextListener, ownedContext } from './listeners.ts'
+import { hasForeignContextListener, ownedContext } from './listeners.ts'
 import type { ProjectedRange } from './region.ts'
 import { selectProjectedRange, sentAfterReplacement } from './region.ts'
 
@@ -120,7 +120,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   }
 
   private projects(agent: Agent): boolean {
-    return this.projectionAware === PROJECTION_AWARE_COMPACTION && hasContextListener(this.ctx, agent, this.listenerOwner)
+    return this.projectionAware === PROJECTION_AWARE_COMPACTION && hasForeignContextListener(agent, this.listenerOwner)
   }
 
   /** The outermost `agent/context` listener: judge the other listeners' result, compacting at most in the first pass. */

@@ -4,16 +4,13 @@
  */
 
 import type { Context } from '@deepseek-ai/cordis'
-import { Context as CordisContext } from '@deepseek-ai/cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import { agentCarrier } from '@deepseek-ai/dsh-agent'
-
-type Filter = (this: object, ctx: Context) => boolean
+import { hasContextListener } from '@dsh-context/agent-loop-patch'
 
 const OWNER = Symbol('compaction-effective-projection.owner')
 
 /**
- * A child context whose listeners {@link hasContextListener} attributes to `owner`.
+ * A child context whose listeners {@link hasForeignContextListener} does not count for `owner`.
  * @param ctx - the owner's plugin context.
  * @param owner - the object the listeners belong to.
  * @returns the context to register the owner's listeners through.
@@ -24,18 +21,10 @@ export function ownedContext(ctx: Context, owner: object): Context {
 
 /**
  * Whether `agent/context` has a listener for `agent` that `owner` did not register through {@link ownedContext}.
- * Reads the hook table with the filter `EventsService.dispatch` applies to the agent's scope carrier (global hooks,
- * unscoped hooks, and hooks scoped to the agent or its ancestors), without dispatching, so no `internal/dispatch` is
- * reported.
- * @param ctx - any context of the app.
  * @param agent - the agent whose requests are asked about.
  * @param owner - the owner whose listeners do not count.
  * @returns true when another listener would run for the agent's next request.
  */
-export function hasContextListener(ctx: Context, agent: Agent, owner: object): boolean {
-  const hooks = ctx.events._hooks['agent/context'] ?? []
-  const carrier = agentCarrier(agent) as unknown as { [CordisContext.filter]?: Filter }
-  const filter = carrier[CordisContext.filter]
-  return hooks.some(hook => (hook.ctx as { [OWNER]?: object })[OWNER] !== owner
-    && (hook.global === true || filter === undefined || filter.call(carrier, hook.ctx)))
+export function hasForeignContextListener(agent: Agent, owner: object): boolean {
+  return hasContextListener(agent, hookCtx => (hookCtx as { [OWNER]?: object })[OWNER] === owner)
 }

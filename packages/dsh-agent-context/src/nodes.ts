@@ -24,36 +24,71 @@ export function contextNodes(surfaceNodes: readonly number[], eventAt: (seq: num
   return Object.freeze(nodes)
 }
 
-function callIds(message: Message): string[] {
-  if (message.role !== 'assistant') return []
-  return message.content.flatMap(block => block.type === 'tool-call' ? [block.id] : [])
+function hasCalls(message: Message): boolean {
+  if (message.role !== 'assistant') return false
+  for (const block of message.content) if (block.type === 'tool-call') return true
+  return false
 }
 
-function resultIds(message: Message): string[] {
-  return message.content.flatMap(block => block.type === 'tool-result' ? [block.toolCallId] : [])
+/** Tool-call units by surface position: `unitOf[i]` indexes `members` (positions in surface order), or is -1. */
+export interface PositionUnits {
+  readonly unitOf: Int32Array
+  readonly members: readonly (readonly number[])[]
 }
 
 /**
- * Group an assistant message carrying tool calls with the nodes carrying its results. A result whose call is not
- * on the surface forms no unit. Nodes outside any unit are absent from the map.
+ * Group each assistant message carrying tool calls with the nodes carrying its results, by position. A result whose
+ * call is not on the surface joins no unit; a call without results on the surface is a unit of one. One pass; a
+ * result is looked up among the newest call message's ids first (where DSH appends it), the other calls only on a miss.
+ * @param nodes - message-bearing nodes in surface order.
+ * @returns each position's unit.
+ */
+export function positionUnits(nodes: readonly ContextNode[]): PositionUnits {
+  const unitOf = new Int32Array(nodes.length).fill(-1)
+  const members: number[][] = []
+  const calls: { id: string; unit: number }[] = []
+  let byId: Map<string, number> | undefined
+  let newest: { ids: string[]; unit: number } | undefined
+  const unitOfCall = (id: string): number | undefined => {
+    if (newest?.ids.includes(id) === true) return newest.unit
+    byId ??= new Map()
+    for (let k = byId.size; k < calls.length; k++) byId.set((calls[k] as { id: string }).id, (calls[k] as { unit: number }).unit)
+    return byId.get(id)
+  }
+  nodes.forEach(({ message }, i) => {
+    for (const block of message.content) {
+      if (block.type === 'tool-call' && message.role === 'assistant') {
+        if (unitOf[i] === -1) {
+          unitOf[i] = members.push([i]) - 1
+          newest = { ids: [], unit: unitOf[i] as number }
+        }
+        newest?.ids.push(block.id)
+        calls.push({ id: block.id, unit: unitOf[i] as number })
+      } else if (block.type === 'tool-result') {
+        const unit = unitOfCall(block.toolCallId)
+        if (unit === undefined || unitOf[i] === unit) continue
+        ;(members[unit] as number[]).push(i)
+        unitOf[i] = unit
+      }
+    }
+  })
+  return { unitOf, members }
+}
+
+/**
+ * Group an assistant message carrying tool calls with the nodes carrying its results, by seq ({@link positionUnits}).
+ * Nodes outside any multi-node unit are absent from the map.
  * @param nodes - message-bearing nodes in surface order.
  * @returns each unit member's seq mapped to the unit's seqs in surface order.
  */
 export function toolUnits(nodes: readonly ContextNode[]): Map<number, readonly number[]> {
-  const owner = new Map<string, number>()
-  const units = new Map<number, number[]>()
-  for (const { seq, message } of nodes) {
-    for (const id of callIds(message)) owner.set(id, seq)
-    for (const id of resultIds(message)) {
-      const call = owner.get(id)
-      if (call === undefined || call === seq) continue
-      let unit = units.get(call)
-      if (unit === undefined) units.set(call, unit = [call])
-      if (unit.at(-1) !== seq) unit.push(seq)
-    }
-  }
+  const { members } = positionUnits(nodes)
   const byMember = new Map<number, readonly number[]>()
-  for (const unit of units.values()) for (const seq of unit) byMember.set(seq, unit)
+  for (const unit of members) {
+    if (unit.length < 2) continue
+    const seqs = unit.map(i => (nodes[i] as ContextNode).seq)
+    for (const seq of seqs) byMember.set(seq, seqs)
+  }
   return byMember
 }
 
@@ -81,7 +116,7 @@ export function requiredSeqs(
   for (let i = nodes.length - 1; i >= 0; i--) {
     const node = nodes[i] as ContextNode
     if (node.message.role !== 'assistant') continue
-    if (callIds(node.message).length > 0) required.add(node.seq)
+    if (hasCalls(node.message)) required.add(node.seq)
     break
   }
   const tail = nodes.at(-1)

@@ -6,7 +6,7 @@
 
 import type { ContextNode } from '@deepseek-ai/dsh-agent'
 import { AgentContextError } from './errors.ts'
-import { toolUnits } from './nodes.ts'
+import { positionUnits } from './nodes.ts'
 
 /** A validated selection: every listed seq is a current node, in surface order, unit-closed. */
 export interface NormalizedProjection {
@@ -26,8 +26,6 @@ export interface NormalizeInput {
   readonly nodes: readonly ContextNode[]
   /** Seqs always sent; each is one of `nodes`. */
   readonly requiredSeqs: readonly number[]
-  /** Tool units of `nodes`, when the caller already has them ({@link toolUnits}). */
-  readonly units?: ReadonlyMap<number, readonly number[]>
 }
 
 /**
@@ -56,21 +54,17 @@ export function normalizeSelection(input: NormalizeInput, selection: unknown): N
   if (invalid.length > 0) {
     throw new AgentContextError('invalid-seq', agent, revision, invalid, 'returned include values that are not seqs (safe non-negative integers)')
   }
-  const position = new Map<number, number>()
-  nodes.forEach((node, index) => position.set(node.seq, index))
-  const unknown = (include as number[]).filter(seq => !position.has(seq))
+  const chosen = new Uint8Array(nodes.length)
+  const unknown = mark(nodes, include as number[], chosen)
   if (unknown.length > 0) {
     throw new AgentContextError('unknown-seq', agent, revision, [...new Set(unknown)], 'named seqs that are not message-bearing nodes of its current surface')
   }
-  const units = input.units ?? toolUnits(nodes)
-  const chosen = new Uint8Array(nodes.length)
-  const choose = (seq: number): void => {
-    const unit = units.get(seq)
-    if (unit === undefined) chosen[position.get(seq) as number] = 1
-    else for (const member of unit) chosen[position.get(member) as number] = 1
+  mark(nodes, input.requiredSeqs, chosen)
+  const { unitOf, members } = positionUnits(nodes)
+  for (let i = 0; i < nodes.length; i++) {
+    if (chosen[i] !== 1 || unitOf[i] === -1) continue
+    for (const member of members[unitOf[i] as number] as number[]) chosen[member] = 1
   }
-  for (const seq of include as number[]) choose(seq)
-  for (const seq of input.requiredSeqs) choose(seq)
   const result: number[] = []
   for (let i = 0; i < nodes.length; i++) if (chosen[i] === 1) result.push((nodes[i] as ContextNode).seq)
   return {
@@ -78,4 +72,29 @@ export function normalizeSelection(input: NormalizeInput, selection: unknown): N
     ...revision === undefined ? {} : { revision },
     isDefault: result.length === nodes.length,
   }
+}
+
+/**
+ * Set `chosen` at the positions of `seqs`: a merge walk while `seqs` follow surface order (what listeners filtering
+ * `nodes` return), then a seq→position map for the rest.
+ * @returns the seqs that name no node.
+ */
+function mark(nodes: readonly ContextNode[], seqs: readonly number[], chosen: Uint8Array): number[] {
+  let j = 0
+  for (let i = 0; i < nodes.length && j < seqs.length; i++) {
+    while (j < seqs.length && seqs[j] === (nodes[i] as ContextNode).seq) {
+      chosen[i] = 1
+      j++
+    }
+  }
+  if (j === seqs.length) return []
+  const position = new Map<number, number>()
+  nodes.forEach((node, index) => position.set(node.seq, index))
+  const unknown: number[] = []
+  for (; j < seqs.length; j++) {
+    const at = position.get(seqs[j] as number)
+    if (at === undefined) unknown.push(seqs[j] as number)
+    else chosen[at] = 1
+  }
+  return unknown
 }

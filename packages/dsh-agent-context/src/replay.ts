@@ -7,7 +7,6 @@
 import type { GenerateOptions, Message } from '@deepseek-ai/dsh-llm'
 import type { EpochHeader, RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
 import { canonicalHeader, deriveEventMessage, isSurfaceEvent } from '@deepseek-ai/dsh-session'
-import { decodeInclude } from './projection.ts'
 
 /** One request as its log records it. */
 export interface ReplayedRequest {
@@ -59,42 +58,44 @@ export class ReplayError extends Error {
 type ChunkEvent = SessionEvent<'assistant/chunk'>
 type ProjectionEvent = SessionEvent<'request/projection'>
 
-/** The model-visible surface, folded one event at a time like DSH's `SurfaceManager`. */
+/**
+ * The model-visible surface, folded one event at a time like DSH's `SurfaceManager`, with its message-bearing nodes
+ * and their messages kept in surface order, so a request costs the size of what it sends, not of the surface.
+ */
 class SurfaceFold {
   readonly nodes: number[] = []
-  /** The derived message of each message-bearing surface node. */
-  readonly messages = new Map<number, Message>()
+  /** Message-bearing surface seqs, in surface order. */
+  seqs: number[] = []
+  /** Their derived messages, index for index. */
+  messages: Message[] = []
+  /** Position of each message-bearing seq in {@link seqs}. */
+  position = new Map<number, number>()
   generation = 0
 
   apply(event: SessionEvent): void {
     if (!isSurfaceEvent(event) || event.surfaceOp === undefined) return
     const op = event.surfaceOp
+    const message = deriveEventMessage(event)
     if (op === 'append') {
       this.nodes.push(event.seq)
-    } else {
-      const startIdx = this.nodes.indexOf(op.start)
-      const endIdx = this.nodes.indexOf(op.end)
-      if (startIdx === -1 || endIdx === -1 || startIdx > endIdx) {
-        throw new ReplayError('invalid-surface', event.seq, `surface replace [${op.start}, ${op.end}] is not a range of the surface`)
-      }
-      for (const seq of this.nodes.splice(startIdx, endIdx - startIdx + 1, event.seq)) this.messages.delete(seq)
-      this.generation += 1
+      if (message === null) return
+      this.position.set(event.seq, this.seqs.length)
+      this.seqs.push(event.seq)
+      this.messages.push(message)
+      return
     }
-    const message = deriveEventMessage(event)
-    if (message !== null) this.messages.set(event.seq, message)
-  }
-
-  /** Message-bearing surface seqs and their messages, in surface order. */
-  derive(): { seqs: number[]; messages: Message[] } {
-    const seqs: number[] = []
-    const messages: Message[] = []
-    for (const seq of this.nodes) {
-      const message = this.messages.get(seq)
-      if (message === undefined) continue
-      seqs.push(seq)
-      messages.push(message)
+    const startIdx = this.nodes.indexOf(op.start)
+    const endIdx = this.nodes.indexOf(op.end)
+    if (startIdx === -1 || endIdx === -1 || startIdx > endIdx) {
+      throw new ReplayError('invalid-surface', event.seq, `surface replace [${op.start}, ${op.end}] is not a range of the surface`)
     }
-    return { seqs, messages }
+    this.nodes.splice(startIdx, endIdx - startIdx + 1, event.seq)
+    this.generation += 1
+    const derived = new Map(this.seqs.map((seq, i) => [seq, this.messages[i] as Message]))
+    if (message !== null) derived.set(event.seq, message)
+    this.seqs = this.nodes.filter(seq => derived.has(seq))
+    this.messages = this.seqs.map(seq => derived.get(seq) as Message)
+    this.position = new Map(this.seqs.map((seq, i) => [seq, i]))
   }
 }
 
@@ -110,8 +111,11 @@ function isEncodedProjection(data: RequestProjection): boolean {
     && data.include.every(range => Array.isArray(range) && range.length === 2 && isCount(range[0]) && isCount(range[1]))
 }
 
-/** Check a pending projection against the request consuming it and select the messages it names. */
-function project(projection: ProjectionEvent, chunk: ChunkEvent, generation: number, surface: { seqs: number[]; messages: Message[] }): Message[] {
+/**
+ * Check a pending projection against the request consuming it and select the messages it names: each range is the
+ * run of message-bearing nodes from its first seq through its last (as `decodeInclude` reads it), walked in place.
+ */
+function project(projection: ProjectionEvent, chunk: ChunkEvent, surface: SurfaceFold): Message[] {
   const { data, seq } = projection
   if (!isEncodedProjection(data)) {
     throw new ReplayError('malformed-projection', seq, 'request/projection is not { turn, step, generation, include: [first, last][], surfaceNodes, includedNodes } of non-negative integers')
@@ -119,18 +123,31 @@ function project(projection: ProjectionEvent, chunk: ChunkEvent, generation: num
   if (data.turn !== chunk.data.turn || data.step !== chunk.data.step) {
     throw new ReplayError('projection-position', seq, `request/projection names turn ${data.turn} step ${data.step}, but the request at seq ${chunk.seq} is turn ${chunk.data.turn} step ${chunk.data.step}`)
   }
-  if (data.generation !== generation) {
-    throw new ReplayError('projection-generation', seq, `request/projection was made under surface generation ${data.generation}, but the request at seq ${chunk.seq} was sent under generation ${generation}`)
+  if (data.generation !== surface.generation) {
+    throw new ReplayError('projection-generation', seq, `request/projection was made under surface generation ${data.generation}, but the request at seq ${chunk.seq} was sent under generation ${surface.generation}`)
   }
-  const selected = new Set(decodeInclude(surface.seqs, data.include))
+  const selected = new Set<number>()
+  let stray: number | undefined
+  for (const [first, last] of data.include) {
+    const start = surface.position.get(first)
+    if (start === undefined) {
+      stray ??= first
+      continue
+    }
+    let at = start
+    for (; at < surface.seqs.length; at++) {
+      selected.add(at)
+      if (surface.seqs[at] === last) break
+    }
+    if (at === surface.seqs.length) stray ??= last
+  }
   if (data.surfaceNodes !== surface.seqs.length || data.includedNodes !== selected.size) {
     throw new ReplayError('projection-ranges', seq, `request/projection counts ${data.includedNodes}/${data.surfaceNodes} nodes, but its ranges select ${selected.size}/${surface.seqs.length} at the request at seq ${chunk.seq}`)
   }
-  const stray = data.include.flat().find(end => !selected.has(end))
   if (stray !== undefined) {
     throw new ReplayError('projection-ranges', seq, `request/projection has a range ending at seq ${stray}, which is not a node it selects at the request at seq ${chunk.seq}`)
   }
-  return surface.messages.filter((_, i) => selected.has(surface.seqs[i] as number))
+  return [...selected].sort((a, b) => a - b).map(at => surface.messages[at] as Message)
 }
 
 /**
@@ -181,17 +198,16 @@ export function replayRequests(events: Iterable<SessionEvent>): ReplayedRequest[
         break
       case 'assistant/chunk': {
         if (!opensRequest(event, previous)) break
-        const derived = surface.derive()
         const consumed = pending
         pending = undefined
         requests.push({
           turn: event.data.turn,
           step: event.data.step,
           seq: event.seq,
-          messages: consumed === undefined ? derived.messages : project(consumed, event, surface.generation, derived),
+          messages: consumed === undefined ? [...surface.messages] : project(consumed, event, surface),
           header,
           ...consumed === undefined ? {} : { projection: consumed.data },
-          surfaceNodes: derived.seqs.length,
+          surfaceNodes: surface.seqs.length,
           generation: surface.generation,
         })
         break

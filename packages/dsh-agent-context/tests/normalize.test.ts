@@ -38,11 +38,23 @@ describe('normalizeSelection over random surfaces with tool units', () => {
     }), { numRuns: 300 })
   })
 
-  it('gives the same result with units precomputed by toolUnits', () => {
-    fc.assert(fc.property(surfaceArb().chain(surface => fc.tuple(fc.constant(surface), seqsFrom(surface.nodes, 10))), ([surface, include]) => {
-      const input = { agent: 'a1', nodes: surface.nodes, requiredSeqs: [] }
-      expect(normalizeSelection({ ...input, units: toolUnits(surface.nodes) }, { include })).toEqual(normalizeSelection(input, { include }))
-    }), { numRuns: 100 })
+  it('groups tool units exactly as the generator built them', () => {
+    fc.assert(fc.property(surfaceArb(), surface => {
+      const expected = new Map<number, readonly number[]>()
+      for (const unit of surface.units) if (unit.length > 1) for (const seq of unit) expected.set(seq, unit)
+      expect(toolUnits(surface.nodes)).toEqual(expected)
+    }), { numRuns: 200 })
+  })
+
+  it('finds the call of a result that arrives after a later call message', () => {
+    const nodes = [
+      { seq: 10, message: assistantMessage('first', ['a']) },
+      { seq: 11, message: assistantMessage('second', ['b']) },
+      { seq: 12, message: toolResultMessage('b') },
+      { seq: 13, message: toolResultMessage('a') },
+    ]
+    expect(toolUnits(nodes)).toEqual(new Map([[10, [10, 13]], [13, [10, 13]], [11, [11, 12]], [12, [11, 12]]]))
+    expect(normalizeSelection({ agent: 'a1', nodes, requiredSeqs: [] }, { include: [13] }).include).toEqual([10, 13])
   })
 })
 

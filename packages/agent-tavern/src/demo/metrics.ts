@@ -4,7 +4,7 @@
  * @module @dsh-context/agent-tavern/demo/metrics
  */
 
-import type { GenerateOptions, Message } from '@deepseek-ai/dsh-llm'
+import type { GenerateOptions, Message, TokenUsage } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import type { ReplayedRequest } from '@dsh-context/agent-context'
 import { diffRequest } from '@dsh-context/agent-context'
@@ -42,6 +42,8 @@ export interface ProbeRow {
   readonly answered: boolean
   /** The request that asked the tool already carried them outside tool results (false: the projection left them out). */
   readonly inRequest: boolean
+  /** The text of the turn's final reply. */
+  readonly reply: string
 }
 
 function sameHeader(a: GenerateOptions, b: GenerateOptions): boolean {
@@ -134,7 +136,23 @@ export function probeRows(script: readonly StoryTurn[], events: readonly Session
       found: results.some(has),
       answered: has(replies.at(-1)),
       inRequest: asking?.messages.some(message => message.source.kind !== 'tool' && has(contentText(message.content))) ?? false,
+      reply: replies.at(-1) ?? '',
     })
   })
   return rows
+}
+
+/**
+ * The provider usage of each request row, read from the log: the `usage` of the `assistant/message` that answered the
+ * request's turn and step (the last one, when a step was retried).
+ * @param events - the session log.
+ * @param rows - request rows of that log.
+ * @returns one entry per row; undefined where the provider reported no usage.
+ */
+export function providerUsage(events: readonly SessionEvent[], rows: readonly Pick<RequestRow, 'turn' | 'step'>[]): (TokenUsage | undefined)[] {
+  const usage = new Map<string, TokenUsage>()
+  for (const event of events) {
+    if (event.type === 'assistant/message' && event.data.usage !== undefined) usage.set(`${event.data.turn}.${event.data.step}`, event.data.usage)
+  }
+  return rows.map(row => usage.get(`${row.turn}.${row.step}`))
 }

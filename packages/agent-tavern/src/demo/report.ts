@@ -4,7 +4,10 @@
  * @module @dsh-context/agent-tavern/demo/report
  */
 
+import type { TokenUsage } from '@deepseek-ai/dsh-llm'
 import { tokensChart } from './chart.ts'
+import type { LiveReport } from './live.ts'
+import type { ProbeRow } from './metrics.ts'
 import type { DemoReport, SessionReport } from './run.ts'
 
 /**
@@ -23,6 +26,7 @@ export function textTable(header: readonly string[], rows: readonly (readonly (s
 const count = (value: number): string => Math.round(value).toLocaleString('en-US')
 const percent = (value: number): string => `${(value * 100).toFixed(1)}%`
 const yesNo = (value: boolean): string => value ? 'yes' : 'no'
+const judged = (p: ProbeRow | undefined): string => p === undefined ? '-' : `${yesNo(p.searched)}/${yesNo(p.found)}/${yesNo(p.answered)}/${yesNo(p.inRequest)}`
 
 /**
  * Sample the request table: the first request of every `every`-th turn and each mode's peak request.
@@ -55,21 +59,27 @@ export function requestTable(report: DemoReport, every: number): string[] {
  * @returns the table lines.
  */
 export function sessionTable(report: DemoReport): string[] {
-  const sessions = [report.native, report.managed]
-  const row = (name: string, cell: (session: SessionReport) => string): string[] => [name, ...sessions.map(cell)]
-  return textTable(['', ...sessions.map(session => session.mode)], [
-    row('requests', s => count(s.rows.length)),
-    row('peak request tokens', s => count(s.peak)),
-    row('mean request tokens', s => count(s.mean)),
-    row('prefix reuse', s => percent(s.prefixReuse)),
-    row('compactions', s => count(s.compactions)),
-    row('compaction model calls', s => count(s.auxiliary)),
-    row('projected requests', s => count(s.projected)),
-    row('rebuilt from the log', s => `${s.rows.filter(r => r.diff === undefined).length}/${s.rows.length}`),
-    row('recall probes answered', s => `${s.probes.filter(p => p.searched && p.found && p.answered).length}/${s.probes.length}`),
-    row('seconds', s => s.seconds.toFixed(1)),
-  ])
+  return sessionsTable([report.native, report.managed])
 }
+
+function sessionsTable(sessions: readonly SessionReport[], extra: readonly SessionRow[] = []): string[] {
+  const row = ([name, cell]: SessionRow): string[] => [name, ...sessions.map(cell)]
+  return textTable(['', ...sessions.map(session => session.mode)], [...[
+    ['requests', s => count(s.rows.length)],
+    ['peak request tokens', s => count(s.peak)],
+    ['mean request tokens', s => count(s.mean)],
+    ['prefix reuse', s => percent(s.prefixReuse)],
+    ['compactions', s => count(s.compactions)],
+    ['compaction model calls', s => count(s.auxiliary)],
+    ['projected requests', s => count(s.projected)],
+    ['rebuilt from the log', s => `${s.rows.filter(r => r.diff === undefined).length}/${s.rows.length}`],
+    ['recall probes answered', s => `${s.probes.filter(p => p.searched && p.found && p.answered).length}/${s.probes.length}`],
+    ['seconds', s => s.seconds.toFixed(1)],
+  ] satisfies SessionRow[], ...extra].map(row))
+}
+
+/** A summary row: its name and its cell for one session. */
+type SessionRow = readonly [name: string, cell: (session: SessionReport) => string]
 
 /**
  * The recall probes of both modes.
@@ -77,11 +87,7 @@ export function sessionTable(report: DemoReport): string[] {
  * @returns the table lines.
  */
 export function probeTable(report: DemoReport): string[] {
-  const rows = report.native.probes.map((probe, i) => {
-    const managed = report.managed.probes[i]
-    const judged = (p: typeof probe | undefined): string => p === undefined ? '-' : `${yesNo(p.searched)}/${yesNo(p.found)}/${yesNo(p.answered)}/${yesNo(p.inRequest)}`
-    return [probe.turn, probe.plantTurn, JSON.stringify(probe.expect), judged(probe), judged(managed)]
-  })
+  const rows = report.native.probes.map((probe, i) => [probe.turn, probe.plantTurn, JSON.stringify(probe.expect), judged(probe), judged(report.managed.probes[i])])
   return textTable(['turn', 'planted', 'expected', 'native searched/found/answered/in request', 'managed searched/found/answered/in request'], rows)
 }
 
@@ -109,4 +115,53 @@ export function reportChart(report: DemoReport, turns: number): string {
     { label: `dsh-native (peak ${count(report.native.peak)})`, color: '#c0392b', values: report.native.rows.map(row => row.tokens) },
     { label: `agent-managed (peak ${count(report.managed.peak)})`, color: '#2471a3', values: report.managed.rows.map(row => row.tokens) },
   ])
+}
+
+/**
+ * Every request of the live session: DSH token-meter tokens, projection, prefix reuse, the provider's usage
+ * (input including cache hits, cache hits, output) and the replay verdict.
+ * @param report - the live session.
+ * @returns the table lines.
+ */
+export function liveRequestTable(report: LiveReport): string[] {
+  const rows = report.session.rows.map((row, i) => {
+    const usage = report.usage[i]
+    return [
+      i + 1, row.turn, row.step, count(row.tokens), `${row.sent}/${row.surface}`, i === 0 ? '-' : percent(row.reused / row.tokens),
+      usage === undefined ? '-' : count(usage.inputTokens + (usage.cacheReadTokens ?? 0)),
+      usage?.cacheReadTokens === undefined ? '-' : count(usage.cacheReadTokens),
+      usage === undefined ? '-' : count(usage.outputTokens),
+      row.diff === undefined ? 'yes' : `no: ${row.diff}`,
+    ]
+  })
+  return textTable(['request', 'turn', 'step', 'tokens (meter)', 'sent/surface', 'reuse', 'provider input', 'cache hit', 'output', 'rebuilt from the log'], rows)
+}
+
+/**
+ * The live session's summary, with the provider's token totals.
+ * @param report - the live session.
+ * @returns the table lines.
+ */
+export function liveSessionTable(report: LiveReport): string[] {
+  const total = (pick: (usage: TokenUsage) => number): string => count(report.usage.reduce((sum, usage) => sum + (usage === undefined ? 0 : pick(usage)), 0))
+  return sessionsTable([report.session], [
+    ['provider input tokens', () => total(usage => usage.inputTokens + (usage.cacheReadTokens ?? 0))],
+    ['provider cache hits', () => total(usage => usage.cacheReadTokens ?? 0)],
+    ['provider output tokens', () => total(usage => usage.outputTokens)],
+    ['agent errors', s => s.errors.length === 0 ? '0' : s.errors.join('; ')],
+  ])
+}
+
+/**
+ * The live session's recall probes, each followed by the model's final reply.
+ * @param report - the live session.
+ * @returns the table lines, then one `turn N reply: …` line per probe.
+ */
+export function liveProbeTable(report: LiveReport): string[] {
+  const { probes } = report.session
+  const rows = probes.map(probe => [probe.turn, probe.plantTurn, JSON.stringify(probe.expect), judged(probe)])
+  return [
+    ...textTable(['turn', 'planted', 'expected', 'searched/found/answered/in request'], rows),
+    ...probes.map(probe => `turn ${probe.turn} reply: ${probe.reply === '' ? '(none)' : JSON.stringify(probe.reply)}`),
+  ]
 }

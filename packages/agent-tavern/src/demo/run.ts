@@ -5,7 +5,10 @@
  * @module @dsh-context/agent-tavern/demo/run
  */
 
+import type { Agent } from '@deepseek-ai/dsh-agent'
+import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
 import { isAgentLoopRequest } from '@deepseek-ai/dsh-llm'
+import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { replayRequests } from '@dsh-context/agent-context'
 import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
 import type { DshModules } from '@dsh-context/loop-testkit'
@@ -13,9 +16,11 @@ import { bootLoop, patchedDsh } from '@dsh-context/loop-testkit'
 import { AgentTavernError } from '../errors.ts'
 import type { ContextMode } from '../mode.ts'
 import * as AgentTavern from '../plugin.ts'
+import type { MessagePricer } from '../tokens.ts'
 import type { ProbeRow, RequestRow } from './metrics.ts'
 import { prefixReuse, probeRows, requestRows } from './metrics.ts'
 import { roleplayReply } from './model.ts'
+import type { StoryTurn } from './story.ts'
 import { OPENING_SCENE, story } from './story.ts'
 
 /** A plugin and its config, as `ctx.plugin` takes them. */
@@ -85,6 +90,66 @@ const empty = (mode: ContextMode, unavailable: string, seconds: number): Session
   mode, unavailable, rows: [], peak: 0, mean: 0, prefixReuse: 0, compactions: 0, auxiliary: 0, probes: [], projected: 0, errors: [], seconds,
 })
 
+/** The compaction engine the demo mounts by default: projection-aware, measuring the projection. */
+export const DEMO_COMPACTION: PluginRow = [ProjectionAwareCompactionEngine, { measure: 'projection' }]
+
+/**
+ * Mount AgentTavern on an agent as the demo's character.
+ * @param agent - the agent.
+ * @param mode - the fresh session's context mode.
+ * @param tavern - config fields merged over the character and the opening scene.
+ * @returns AgentTavern's refusal message when the host cannot run `mode`, else undefined.
+ * @throws whatever else the mount throws.
+ */
+export async function mountTavern(agent: Agent, mode: ContextMode, tavern: Record<string, unknown> = {}): Promise<string | undefined> {
+  try {
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, scene: OPENING_SCENE, contextMode: mode, ...tavern } as never)
+    return undefined
+  } catch (error: unknown) {
+    if (error instanceof AgentTavernError) return error.message
+    throw error
+  }
+}
+
+/** What a played session is measured from. */
+export interface PlayedSession {
+  readonly mode: ContextMode
+  readonly meter: MessagePricer
+  readonly script: readonly StoryTurn[]
+  readonly events: readonly SessionEvent[]
+  /** Every request the provider received, loop requests and auxiliary ones (compaction summaries), in order. */
+  readonly requests: readonly GenerateOptions[]
+  readonly errors: readonly { readonly error: unknown }[]
+  /** `performance.now()` when the session started. */
+  readonly started: number
+}
+
+/**
+ * Measure a played session: per-request tokens and replay verdicts, peak, mean, prefix reuse, compactions, probes.
+ * @param played - the session's log, requests and errors.
+ * @returns the measurements.
+ */
+export function measureSession(played: PlayedSession): SessionReport {
+  const { events } = played
+  const replayed = replayRequests(events)
+  const sent = played.requests.filter(request => isAgentLoopRequest(request))
+  const rows = requestRows(played.meter, sent, replayed)
+  const tokens = rows.map(row => row.tokens)
+  return {
+    mode: played.mode,
+    rows,
+    peak: Math.max(0, ...tokens),
+    mean: tokens.length === 0 ? 0 : tokens.reduce((a, b) => a + b, 0) / tokens.length,
+    prefixReuse: prefixReuse(rows),
+    compactions: events.filter(event => event.type === 'compaction/summary').length,
+    auxiliary: played.requests.length - sent.length,
+    probes: probeRows(played.script, events, replayed),
+    projected: replayed.filter(request => request.projection !== undefined).length,
+    errors: played.errors.map(({ error }) => error instanceof Error ? error.message : String(error)),
+    seconds: (performance.now() - played.started) / 1000,
+  }
+}
+
 /**
  * Run the story in one mode.
  * @param mode - the session's context mode.
@@ -98,37 +163,16 @@ export async function runSession(mode: ContextMode, options: DemoOptions): Promi
   const loop = await bootLoop(dsh, {
     contextWindow: options.contextWindow,
     fallback: roleplayReply,
-    plugins: [options.compaction ?? [ProjectionAwareCompactionEngine, { measure: 'projection' }]],
+    plugins: [options.compaction ?? DEMO_COMPACTION],
   })
   const agent = loop.create(`agent-tavern-${mode}`)
-  try {
-    await agent.ctx.plugin(AgentTavern, { character: MIRA, scene: OPENING_SCENE, contextMode: mode, ...options.tavern } as never)
-  } catch (error: unknown) {
-    if (error instanceof AgentTavernError) return empty(mode, error.message, (performance.now() - started) / 1000)
-    throw error
-  }
+  const unavailable = await mountTavern(agent, mode, options.tavern)
+  if (unavailable !== undefined) return empty(mode, unavailable, (performance.now() - started) / 1000)
   for (const [i, turn] of script.entries()) {
     await loop.say(agent, turn.text)
     options.progress?.(mode, i + 1)
   }
-  const { events } = agent.session
-  const replayed = replayRequests(events)
-  const sent = loop.adapter.requests.filter(request => isAgentLoopRequest(request))
-  const rows = requestRows(loop.ctx.tokenMeter, sent, replayed)
-  const tokens = rows.map(row => row.tokens)
-  return {
-    mode,
-    rows,
-    peak: Math.max(...tokens),
-    mean: tokens.reduce((a, b) => a + b, 0) / tokens.length,
-    prefixReuse: prefixReuse(rows),
-    compactions: events.filter(event => event.type === 'compaction/summary').length,
-    auxiliary: loop.adapter.requests.length - sent.length,
-    probes: probeRows(script, events, replayed),
-    projected: replayed.filter(request => request.projection !== undefined).length,
-    errors: loop.errors.map(({ error }) => error instanceof Error ? error.message : String(error)),
-    seconds: (performance.now() - started) / 1000,
-  }
+  return measureSession({ mode, meter: loop.ctx.tokenMeter, script, events: agent.session.events, requests: loop.adapter.requests, errors: loop.errors, started })
 }
 
 const percent = (value: number): string => `${(value * 100).toFixed(1)}%`

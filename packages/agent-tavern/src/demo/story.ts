@@ -113,15 +113,40 @@ export function story(options: StoryOptions): StoryTurn[] {
     else if (turn % sceneEvery === 0) {
       const scene = SCENES[(turn / sceneEvery) % SCENES.length] as string
       out.push({ kind: 'scene', text: `(The scene changes: ${scene}.)`, scene })
-    } else if (turn % noteEvery === 0) {
-      const note = NOTES[(turn / noteEvery) % NOTES.length] as string
-      out.push({ kind: 'note', text: `Keep this in mind: ${note}.`, note })
-    } else {
-      out.push({ kind: 'narrate', text: `I ${pick(next, ACTIONS)} the ${pick(next, PLACES)}, ${pick(next, DETAILS)}.` })
-    }
+    } else out.push(turn % noteEvery === 0 ? noteTurn(turn / noteEvery) : narrateTurn(next))
   }
   return out
 }
 
+function noteTurn(index: number): StoryTurn {
+  const note = NOTES[index % NOTES.length] as string
+  return { kind: 'note', text: `Keep this in mind: ${note}.`, note }
+}
+
+function narrateTurn(next: () => number): StoryTurn {
+  return { kind: 'narrate', text: `I ${pick(next, ACTIONS)} the ${pick(next, PLACES)}, ${pick(next, DETAILS)}.` }
+}
+
+/**
+ * A short story for a live provider: the first fact planted on turn 2, a note every 4 turns, narration, and the
+ * fact's recall probe on the last turn.
+ * @param options - length (at least 4 turns) and seed; the cadences are fixed.
+ * @returns `turns` user turns.
+ * @throws {RangeError} for fewer than 4 turns.
+ */
+export function shortStory(options: Pick<StoryOptions, 'turns' | 'seed'>): StoryTurn[] {
+  const { turns, seed = 7 } = options
+  if (!Number.isSafeInteger(turns) || turns < 4) throw new RangeError(`a short story needs at least 4 turns, got ${turns}`)
+  const next = random(seed)
+  const plant = PLANTS[0] as Plant
+  return Array.from({ length: turns }, (_, i): StoryTurn => {
+    const turn = i + 1
+    if (turn === 2) return { kind: 'plant', text: plant.text }
+    if (turn === turns) return { kind: 'probe', text: plant.question, plantTurn: 2, expect: plant.expect }
+    return turn % 4 === 0 ? noteTurn(turn / 4) : narrateTurn(next)
+  })
+}
+
 /** The opening scene of every story. */
 export const OPENING_SCENE = SCENES[0] as string
+

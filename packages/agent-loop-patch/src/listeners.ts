@@ -1,0 +1,28 @@
+/**
+ * Which `agent/context` listeners would run for an agent, read from cordis' hook table with the filter its dispatch
+ * applies to the agent's scope carrier, without dispatching.
+ * @module @dsh-context/agent-loop-patch/listeners
+ */
+
+import type { Context } from '@deepseek-ai/cordis'
+import { Context as CordisContext } from '@deepseek-ai/cordis'
+import type { Agent } from '@deepseek-ai/dsh-agent'
+import { agentCarrier } from '@deepseek-ai/dsh-agent'
+
+type Filter = (this: object, ctx: Context) => boolean
+
+/**
+ * Whether an `agent/context` listener other than the excluded ones would run for `agent`: global hooks, unscoped
+ * hooks, and hooks scoped to the agent (its `ctx`, presets and plugins mounted in its scope).
+ * @param agent - the agent whose next request is asked about.
+ * @param excluded - hooks whose registering context it accepts are not counted.
+ * @returns true when some other listener would run.
+ */
+export function hasContextListener(agent: Agent, excluded?: (hookCtx: Context) => boolean): boolean {
+  const hooks = agent.ctx.events._hooks['agent/context'] ?? []
+  if (hooks.length === 0) return false
+  const carrier = agentCarrier(agent) as unknown as { [CordisContext.filter]?: Filter }
+  const filter = carrier[CordisContext.filter]
+  return hooks.some(hook => excluded?.(hook.ctx) !== true
+    && (hook.global === true || filter === undefined || filter.call(carrier, hook.ctx)))
+}
