@@ -59,9 +59,11 @@ describe(`the ${TURNS}-turn demo`, () => {
 })
 
 describe('npm run tavern', () => {
-  it('prints every target as PASS, exits 0 and writes the chart', async () => {
+  it('without DEEPSEEK_API_KEY runs the scripted model, prints every target as PASS, exits 0 and writes the chart', async () => {
     const bin = fileURLToPath(new URL('../../packages/agent-tavern/bin/demo.mjs', import.meta.url))
-    const { stdout } = await promisify(execFile)(process.execPath, [bin], { encoding: 'utf8' })
+    const { DEEPSEEK_API_KEY: _key, ...env } = process.env
+    const { stdout } = await promisify(execFile)(process.execPath, [bin], { encoding: 'utf8', env })
+    expect(stdout).toContain('scripted offline model\non route fake/fake-model')
     expect(stdout.match(/^PASS {2}/gm)).toHaveLength(5)
     expect(stdout).not.toMatch(/^FAIL/m)
     expect(stdout).toMatch(/managed peak request tokens <= 15% of native peak: \d+ \/ \d+ = \d+\.\d%/)

@@ -3,29 +3,71 @@
 // (patched build, DSH's invariants on, projection-aware compaction) driven by an embedded deterministic model.
 // Prints per-request tokens, peaks, means, prefix reuse, compactions, recall probes, replay verdicts and the targets;
 // writes out/tavern-tokens.svg and out/tavern-requests.csv. Offline; exits 1 when a target fails.
+// With DEEPSEEK_API_KEY set (and no --scripted), it instead runs a short agent-managed session on the real DeepSeek
+// provider (@deepseek-ai/dsh-llm-deepseek, route deepseek-official; DEEPSEEK_BASE_URL optional) and prints the same
+// figures plus the provider's usage; no targets, exits 1 only when the session reported an agent error.
 // Run from the repository root: npm run tavern [-- --turns 300 --context-window 90000 --every 25 (0: every request)]
+// Live options: --model deepseek-v4-flash --turns 8 --context-window 20000; --scripted forces the offline model.
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { probeTable, reportChart, requestsCsv, requestTable, runDemo, sessionTable } from '../lib/demo/index.js'
+import {
+  demoModel, LIVE_DEFAULTS, LIVE_KEY_ENV, liveProbeTable, liveRequestTable, liveSessionTable, probeTable, reportChart, requestsCsv,
+  requestTable, runDemo, runLive, sessionTable,
+} from '../lib/demo/index.js'
 
 const { values } = parseArgs({
   options: {
-    turns: { type: 'string', default: '300' },
-    'context-window': { type: 'string', default: '90000' },
+    turns: { type: 'string' },
+    'context-window': { type: 'string' },
     every: { type: 'string', default: '25' },
     seed: { type: 'string', default: '7' },
+    model: { type: 'string' },
+    scripted: { type: 'boolean', default: false },
   },
 })
-const number = (name, min) => {
-  const value = Number(values[name])
+const choice = demoModel(process.env, { scripted: values.scripted, ...values.model === undefined ? {} : { model: values.model } })
+const live = choice.kind === 'live'
+const number = (name, min, fallback) => {
+  const value = Number(values[name] ?? fallback)
   if (!Number.isSafeInteger(value) || value < min) throw new Error(`--${name} must be an integer >= ${min}, got ${values[name]}`)
   return value
 }
-const turns = number('turns', 20)
-const contextWindow = number('context-window', 1000)
+const turns = live ? number('turns', 4, LIVE_DEFAULTS.turns) : number('turns', 20, 300)
+const contextWindow = number('context-window', 1000, live ? LIVE_DEFAULTS.contextWindow : 90_000)
 const every = number('every', 0)
 const seed = number('seed', 0)
+const tokens = (value) => value.toLocaleString('en-US')
+
+if (live) {
+  console.log(`AgentTavern demo, live: an agent-managed session of ${turns} turns (a fact planted on turn 2, its recall probe on turn ${turns})`)
+  console.log(`on the real DeepSeek provider, because ${LIVE_KEY_ENV} is set (--scripted runs the offline demo instead). A smoke run: no targets.`)
+  const report = await runLive({
+    env: process.env,
+    model: choice.model,
+    turns,
+    contextWindow,
+    seed,
+    progress: turn => { if (process.stderr.isTTY) process.stderr.write(`\rlive: turn ${turn}/${turns}   `) },
+  })
+  if (process.stderr.isTTY) process.stderr.write('\r                                        \r')
+  const { route } = report
+  console.log(`Model: ${route.model} on route ${route.provider} (@deepseek-ai/dsh-llm-deepseek@0.1.0-rc.8) at ${route.baseURL},`)
+  console.log(`reasoning effort ${route.reasoningEffort}, at most ${tokens(route.maxTokens)} output tokens per request, a ${tokens(route.contextWindow)}-token context window`)
+  console.log('declared for the model in the adapter catalog (the managed policy\'s budgets are shares of it).')
+  console.log('Host: DSH 0.1.0-rc.8 AgentLoop (patched with the agent/context seam), DSH\'s runtime invariants on, compaction by')
+  console.log('@dsh-context/compaction-effective-projection (measure: projection).')
+  console.log('Tokens: the DSH token meter; provider input/cache hit/output: the usage DeepSeek reported, from the log.\n')
+  console.log('Requests')
+  console.log(liveRequestTable(report).join('\n'))
+  console.log('\nSession')
+  console.log(liveSessionTable(report).join('\n'))
+  console.log('\nRecall probe (judged from the log: searched = tavern_history_search called, found = its result holds the fact,')
+  console.log('answered = the final reply states it, in request = the asking request already carried the fact outside tool results)')
+  console.log(liveProbeTable(report).join('\n'))
+  console.log(`\nModel used: ${route.provider}/${route.model}`)
+  process.exit(report.session.errors.length === 0 && report.session.rows.length > 0 ? 0 : 1)
+}
 
 console.log(`AgentTavern demo: a ${turns}-turn roleplay, the same script in both context modes.`)
 console.log(`Host: DSH 0.1.0-rc.8 AgentLoop (patched with the agent/context seam), DSH's runtime invariants on, scripted offline model`)

@@ -117,8 +117,9 @@ export function liveAdapterConfig(model: string, contextWindow: number, maxToken
   return { reasoningEffort: LIVE_DEFAULTS.reasoningEffort, maxTokens, models: [{ id: model, contextWindow }] }
 }
 
+/** The environment as one `process` layer; blank values are left out, so a blank `DEEPSEEK_BASE_URL` means unset. */
 function environmentSnapshot(env: Environment): LaunchEnvironmentSnapshot {
-  const values = Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined))
+  const values = Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1].trim() !== ''))
   return createLaunchEnvironmentSnapshot([{ source: 'process', values }])
 }
 
