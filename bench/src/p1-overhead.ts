@@ -106,11 +106,9 @@ export async function benchOverhead(quick: boolean, log: (line: string) => void)
       rows,
     },
     notes: [
-      'Without a listener the patched step still builds the offer for every request: `contextNodes` over the whole '
-        + 'surface (one frozen node each), the step start looked up in `session.events` (which copies the log after each '
-        + 'append), `requiredSeqs` and the default selection\'s seq list; only normalization is skipped when the default '
-        + 'comes back unchanged. Stock DSH calls `deriveMessages()` alone, which the session caches node by node. The extra '
-        + 'work is O(surface + log) per request.',
+      'Without a listener for the agent (read from cordis\' hook table with the agent\'s scope filter, no dispatch), the '
+        + 'patched step returns `session.deriveMessages()` at once, as stock does; the offer (surface nodes, required seqs) is '
+        + 'built only when some `agent/context` listener would run. Ratios below 1 are noise between two identical paths.',
     ],
   }
 }

@@ -30,49 +30,51 @@ function hasCalls(message: Message): boolean {
   return false
 }
 
-/** Tool-call units by surface position: `unitOf[i]` indexes `members` (positions in surface order), or is -1. */
+/** Tool-call units by surface position: `unitOf[i]` is the unit of position `i` (below `count`), or -1. */
 export interface PositionUnits {
   readonly unitOf: Int32Array
-  readonly members: readonly (readonly number[])[]
+  readonly count: number
 }
 
 /**
  * Group each assistant message carrying tool calls with the nodes carrying its results, by position. A result whose
- * call is not on the surface joins no unit; a call without results on the surface is a unit of one. One pass; a
- * result is looked up among the newest call message's ids first (where DSH appends it), the other calls only on a miss.
+ * call is not on the surface joins no unit; a call without results on the surface is a unit of one. One pass with no
+ * per-unit allocation: a result is looked up among the newest call message's ids first (where DSH appends it), the
+ * other calls, through a map built on the first miss, only after that.
  * @param nodes - message-bearing nodes in surface order.
  * @returns each position's unit.
  */
 export function positionUnits(nodes: readonly ContextNode[]): PositionUnits {
   const unitOf = new Int32Array(nodes.length).fill(-1)
-  const members: number[][] = []
-  const calls: { id: string; unit: number }[] = []
+  const callIds: string[] = []
+  const callUnits: number[] = []
+  let count = 0
+  let newestStart = 0
   let byId: Map<string, number> | undefined
-  let newest: { ids: string[]; unit: number } | undefined
+  let indexed = 0
   const unitOfCall = (id: string): number | undefined => {
-    if (newest?.ids.includes(id) === true) return newest.unit
+    for (let k = newestStart; k < callIds.length; k++) if (callIds[k] === id) return callUnits[k]
     byId ??= new Map()
-    for (let k = byId.size; k < calls.length; k++) byId.set((calls[k] as { id: string }).id, (calls[k] as { unit: number }).unit)
+    for (; indexed < callIds.length; indexed++) byId.set(callIds[indexed] as string, callUnits[indexed] as number)
     return byId.get(id)
   }
-  nodes.forEach(({ message }, i) => {
+  for (let i = 0; i < nodes.length; i++) {
+    const { message } = nodes[i] as ContextNode
     for (const block of message.content) {
       if (block.type === 'tool-call' && message.role === 'assistant') {
         if (unitOf[i] === -1) {
-          unitOf[i] = members.push([i]) - 1
-          newest = { ids: [], unit: unitOf[i] as number }
+          unitOf[i] = count++
+          newestStart = callIds.length
         }
-        newest?.ids.push(block.id)
-        calls.push({ id: block.id, unit: unitOf[i] as number })
+        callIds.push(block.id)
+        callUnits.push(unitOf[i] as number)
       } else if (block.type === 'tool-result') {
         const unit = unitOfCall(block.toolCallId)
-        if (unit === undefined || unitOf[i] === unit) continue
-        ;(members[unit] as number[]).push(i)
-        unitOf[i] = unit
+        if (unit !== undefined) unitOf[i] = unit
       }
     }
-  })
-  return { unitOf, members }
+  }
+  return { unitOf, count }
 }
 
 /**
@@ -82,13 +84,11 @@ export function positionUnits(nodes: readonly ContextNode[]): PositionUnits {
  * @returns each unit member's seq mapped to the unit's seqs in surface order.
  */
 export function toolUnits(nodes: readonly ContextNode[]): Map<number, readonly number[]> {
-  const { members } = positionUnits(nodes)
+  const { unitOf, count } = positionUnits(nodes)
+  const members: number[][] = Array.from({ length: count }, () => [])
+  unitOf.forEach((unit, i) => { if (unit !== -1) (members[unit] as number[]).push((nodes[i] as ContextNode).seq) })
   const byMember = new Map<number, readonly number[]>()
-  for (const unit of members) {
-    if (unit.length < 2) continue
-    const seqs = unit.map(i => (nodes[i] as ContextNode).seq)
-    for (const seq of seqs) byMember.set(seq, seqs)
-  }
+  for (const seqs of members) if (seqs.length > 1) for (const seq of seqs) byMember.set(seq, seqs)
   return byMember
 }
 

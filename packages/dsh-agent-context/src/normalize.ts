@@ -60,11 +60,10 @@ export function normalizeSelection(input: NormalizeInput, selection: unknown): N
     throw new AgentContextError('unknown-seq', agent, revision, [...new Set(unknown)], 'named seqs that are not message-bearing nodes of its current surface')
   }
   mark(nodes, input.requiredSeqs, chosen)
-  const { unitOf, members } = positionUnits(nodes)
-  for (let i = 0; i < nodes.length; i++) {
-    if (chosen[i] !== 1 || unitOf[i] === -1) continue
-    for (const member of members[unitOf[i] as number] as number[]) chosen[member] = 1
-  }
+  const { unitOf, count } = positionUnits(nodes)
+  const unitChosen = new Uint8Array(count)
+  for (let i = 0; i < nodes.length; i++) if (chosen[i] === 1 && unitOf[i] !== -1) unitChosen[unitOf[i] as number] = 1
+  for (let i = 0; i < nodes.length; i++) if (unitOf[i] !== -1 && unitChosen[unitOf[i] as number] === 1) chosen[i] = 1
   const result: number[] = []
   for (let i = 0; i < nodes.length; i++) if (chosen[i] === 1) result.push((nodes[i] as ContextNode).seq)
   return {
