@@ -3,10 +3,9 @@
  * holds no per-request state (every offered node array is collected), heap grows in proportion to the log, and
  * every request verifies, in process and with `dsh-context verify` on the file.
  *
- * `LONG_SESSION_TURNS` sets the length (default 2,000: 20-45 s on a 2-core machine). The host offers the whole surface
- * to `agent/context` on every request, O(surface) per request, so a session's time grows with the square of its turns:
- * `LONG_SESSION_TURNS=5000` passed in 243 s (174 s CPU, machine shared; heap +39 MB after GC for a 14.6 MB session
- * file, 6,666 of 6,666 offers collected), too long for CI.
+ * `LONG_SESSION_TURNS` sets the length (default 5,000: about 75 s on a 2-core machine, heap +40 MB after GC for a
+ * 14.6 MB session file). A listener is offered the whole surface on every request and DSH's invariants re-read the
+ * log, both O(surface) per request, so a session's time grows with the square of its turns.
  */
 
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
@@ -18,7 +17,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from '../../packages/dsh-context-cli/tests/support.ts'
 import { expectAgentVerifies, heapAfterGc, projections } from './support.ts'
 
-const TURNS = Number(process.env['LONG_SESSION_TURNS'] ?? 2_000)
+const TURNS = Number(process.env['LONG_SESSION_TURNS'] ?? 5_000)
 if (!Number.isSafeInteger(TURNS) || TURNS < 100) throw new Error(`LONG_SESSION_TURNS must be an integer ≥ 100, got ${process.env['LONG_SESSION_TURNS']}`)
 const root = mkdtempSync(join(tmpdir(), 'dsh-context-long-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))

@@ -42,10 +42,24 @@ interface Offer {
   everything: ContextSelection
 }
 
+/** The nodes last offered per session; the surface only appends until a replace bumps its generation. */
+const offered = new WeakMap<Session, { generation: number; surfaceLength: number; nodes: readonly ContextNode[] }>()
+
+/** The current message-bearing nodes, deriving only the surface nodes appended since the last offer. */
+function currentNodes(session: Session, eventAt: (seq: number) => SessionEvent): readonly ContextNode[] {
+  const { surface } = session
+  const last = offered.get(session)
+  const reuse = last !== undefined && last.generation === surface.replaceGeneration && last.surfaceLength <= surface.nodes.length
+  const added = contextNodes(surface.nodes.slice(reuse ? last.surfaceLength : 0), eventAt)
+  const nodes = reuse && added.length === 0 ? last.nodes : Object.freeze([...reuse ? last.nodes : [], ...added])
+  offered.set(session, { generation: surface.replaceGeneration, surfaceLength: surface.nodes.length, nodes })
+  return nodes
+}
+
 function offer(session: Session): Offer {
   const { events, surface } = session
   const eventAt = (seq: number): SessionEvent => events[seq] as SessionEvent
-  const nodes = contextNodes(surface.nodes, eventAt)
+  const nodes = currentNodes(session, eventAt)
   const stepStart = events.findLast(event => event.type === 'step/start')?.seq ?? -1
   return {
     generation: surface.replaceGeneration,
@@ -131,8 +145,14 @@ export async function projectRequestMessages(
   }
   session.append('request/projection', data)
   projected.add(session)
-  const included = new Set(projection.include)
-  return current.nodes.flatMap(node => included.has(node.seq) ? [node.message] : [])
+  const messages: Message[] = []
+  let next = 0
+  for (const node of current.nodes) {
+    if (node.seq !== projection.include[next]) continue
+    messages.push(node.message)
+    next++
+  }
+  return messages
 }
 
 function revisionOf(selection: unknown): string | undefined {

@@ -111,15 +111,14 @@ export function requiredSeqs(
     const node = nodes[i] as ContextNode
     if (node.seq <= stepStartSeq) break
     const event = eventAt(node.seq)
-    if (event.type === 'user/message' && event.surfaceOp === 'append') required.add(node.seq)
+    if (event.type === 'user/message' && event.surfaceOp === 'append') required.add(i)
   }
   for (let i = nodes.length - 1; i >= 0; i--) {
     const node = nodes[i] as ContextNode
     if (node.message.role !== 'assistant') continue
-    if (hasCalls(node.message)) required.add(node.seq)
+    if (hasCalls(node.message)) required.add(i)
     break
   }
-  const tail = nodes.at(-1)
-  if (tail !== undefined) required.add(tail.seq)
-  return Object.freeze(nodes.flatMap(node => required.has(node.seq) ? [node.seq] : []))
+  if (nodes.length > 0) required.add(nodes.length - 1)
+  return Object.freeze([...required].sort((a, b) => a - b).map(i => (nodes[i] as ContextNode).seq))
 }
