@@ -4,7 +4,8 @@
  */
 
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
-import { newestUsage, sampleUsage } from '@dsh-context/compaction-effective-projection'
+import { UsageCalibration } from '@dsh-context/compaction-effective-projection'
+import { replayRequests } from '@dsh-context/agent-context'
 import { patchedDsh } from '@dsh-context/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import type { Context } from '@deepseek-ai/cordis'
@@ -12,6 +13,7 @@ import { requestPrice, runLastTurns } from '../../packages/compaction-effective-
 import { compactionsOf, loopRequests } from './support.ts'
 
 const dsh = await patchedDsh()
+const replayLast = (events: Parameters<typeof replayRequests>[0]) => replayRequests(events).at(-1)
 
 /** Usage that reports `ratio(turn)` times the meter's price of the request it answers. */
 const reporting = (ratio: (turn: number) => number) => (request: GenerateOptions, ctx: Context, turn: number) =>
@@ -22,8 +24,15 @@ describe('calibration by provider usage', () => {
     const run = await runLastTurns({ dsh, engine: { kind: 'projection-aware' }, turns: 9, keepTurns: 3, usage: reporting(() => 2) })
     const { events } = run.agent.session
     const meter = run.loop.ctx.tokenMeter
-    const usage = newestUsage(events)!
-    const sample = sampleUsage(events, usage, meter)!
+    const calibration = new UsageCalibration(meter)
+    calibration.follow(events)
+    const sample = calibration.sample!
+    expect(sample.seq).toBe(events.findLast(event => event.type === 'assistant/message' && event.data.usage !== undefined)!.seq)
+    // Following the log in two pieces, as the engine does while it grows, reads each event once and agrees.
+    const incremental = new UsageCalibration(meter)
+    incremental.follow(events.slice(0, Math.floor(events.length / 2)))
+    expect(incremental.follow(events)).toEqual(replayLast(events))
+    expect(incremental.sample).toEqual(sample)
     const answered = loopRequests(run.loop, run.agent).at(-1)!
     expect(sample.estimatedTokens).toBe(requestPrice(meter, answered))
     expect(sample.promptTokens).toBe(Math.round(2 * requestPrice(meter, answered)))

@@ -5,15 +5,16 @@
  */
 
 import type { Agent, AgentEventDispatch, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
+import type { NodesMark } from '@dsh-context/agent-context'
 import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { RequestProjection, Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import {
   AgentContextError,
-  contextNodes,
+  appendedNodes,
   encodeInclude,
   normalizeSelection,
   pendingProjection,
-  requiredSeqs,
+  pendingRequiredSeqs,
 } from '@dsh-context/agent-context'
 import { hasContextListener } from './listeners.ts'
 
@@ -42,17 +43,15 @@ interface Offer {
   everything: ContextSelection
 }
 
-/** The nodes last offered per session; the surface only appends until a replace bumps its generation. */
-const offered = new WeakMap<Session, { generation: number; surfaceLength: number; nodes: readonly ContextNode[] }>()
+/** The nodes last offered per session, and where their derivation stopped. */
+const offered = new WeakMap<Session, { mark: NodesMark; nodes: readonly ContextNode[] }>()
 
 /** The current message-bearing nodes, deriving only the surface nodes appended since the last offer. */
 function currentNodes(session: Session, eventAt: (seq: number) => SessionEvent): readonly ContextNode[] {
-  const { surface } = session
   const last = offered.get(session)
-  const reuse = last !== undefined && last.generation === surface.replaceGeneration && last.surfaceLength <= surface.nodes.length
-  const added = contextNodes(surface.nodes.slice(reuse ? last.surfaceLength : 0), eventAt)
-  const nodes = reuse && added.length === 0 ? last.nodes : Object.freeze([...reuse ? last.nodes : [], ...added])
-  offered.set(session, { generation: surface.replaceGeneration, surfaceLength: surface.nodes.length, nodes })
+  const { added, extends: reuse, mark } = appendedNodes(session.surface, last?.mark, eventAt)
+  const nodes = !reuse || last === undefined ? added : added.length === 0 ? last.nodes : Object.freeze([...last.nodes, ...added])
+  offered.set(session, { mark, nodes })
   return nodes
 }
 
@@ -60,13 +59,12 @@ function offer(session: Session): Offer {
   const { events, surface } = session
   const eventAt = (seq: number): SessionEvent => events[seq] as SessionEvent
   const nodes = currentNodes(session, eventAt)
-  const stepStart = events.findLast(event => event.type === 'step/start')?.seq ?? -1
   return {
     generation: surface.replaceGeneration,
     surfaceLength: surface.nodes.length,
     tail: surface.nodes.at(-1),
     nodes,
-    requiredSeqs: requiredSeqs(nodes, stepStart, eventAt),
+    requiredSeqs: pendingRequiredSeqs(nodes, events),
     everything: Object.freeze({ include: Object.freeze(nodes.map(node => node.seq)) }),
   }
 }

@@ -6,7 +6,8 @@
 
 import type { Message, TokenUsage, ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { EpochHeader, SessionEvent } from '@deepseek-ai/dsh-session'
-import { replayRequests } from '@dsh-context/agent-context'
+import type { ReplayedRequest } from '@dsh-context/agent-context'
+import { RequestReplay } from '@dsh-context/agent-context'
 
 /** One request's provider-reported prompt size next to its heuristic price. */
 export interface CalibrationSample {
@@ -71,38 +72,34 @@ export function priceRequest(meter: RequestPricer, request: { readonly header: P
 }
 
 /**
- * The newest `assistant/message` carrying provider usage at or after `from`, or undefined.
- * @param events - a session log.
- * @param from - the first seq to look at.
- * @returns that event.
+ * Follows one session's log: rebuilds its requests incrementally and keeps the newest usage report priced against
+ * the request it answered (the last request the log started before it, with its `request/projection`). Each event is
+ * read once, so following a live session costs the events appended since the last call.
  */
-export function newestUsage(events: readonly SessionEvent[], from = 0): SessionEvent<'assistant/message'> | undefined {
-  for (let i = events.length - 1; i >= from; i--) {
-    const event = events[i] as SessionEvent
-    if (event.type === 'assistant/message' && event.data.usage !== undefined) return event
+export class UsageCalibration {
+  private readonly replay = new RequestReplay()
+  private fed = 0
+  /** The newest usage report and the price of its request. */
+  sample: CalibrationSample | undefined
+
+  /** @param meter - the token meter. */
+  constructor(private readonly meter: RequestPricer) {}
+
+  /**
+   * Fold the events appended since the last call.
+   * @param events - the session log, grown since the last call.
+   * @returns the newest request the log records.
+   * @throws {ReplayError} when the log's requests cannot be rebuilt; the failing event is read again next time.
+   */
+  follow(events: readonly SessionEvent[]): ReplayedRequest | undefined {
+    for (; this.fed < events.length; this.fed++) {
+      const event = events[this.fed] as SessionEvent
+      this.replay.push(event)
+      const request = this.replay.last
+      if (event.type === 'assistant/message' && event.data.usage !== undefined && request !== undefined) {
+        this.sample = { seq: event.seq, promptTokens: promptTokens(event.data.usage), estimatedTokens: priceRequest(this.meter, request) }
+      }
+    }
+    return this.replay.last
   }
-  return undefined
-}
-
-function * before<T>(items: readonly T[], end: number): Generator<T> {
-  for (let i = 0; i < end; i++) yield items[i] as T
-}
-
-/**
- * Calibrate with the newest usage report: rebuild the request that report answered (the last request the log starts
- * before it, with its `request/projection`) and price it.
- * @param events - a session log.
- * @param usage - the newest usage-bearing `assistant/message` ({@link newestUsage}).
- * @param meter - the token meter.
- * @returns the sample, or undefined when no request precedes the report.
- * @throws {ReplayError} when the log's requests cannot be rebuilt.
- */
-export function sampleUsage(
-  events: readonly SessionEvent[],
-  usage: SessionEvent<'assistant/message'>,
-  meter: RequestPricer,
-): CalibrationSample | undefined {
-  const request = replayRequests(before(events, usage.seq)).at(-1)
-  if (request === undefined || usage.data.usage === undefined) return undefined
-  return { seq: usage.seq, promptTokens: promptTokens(usage.data.usage), estimatedTokens: priceRequest(meter, request) }
 }

@@ -17,12 +17,12 @@ import {
 import { assertNever } from '@deepseek-ai/dsh-llm'
 import type { LlmCallConfig } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
-import { contextNodes, decodeInclude, normalizeSelection, replayRequests, requiredSeqs } from '@dsh-context/agent-context'
+import type { ReplayedRequest } from '@dsh-context/agent-context'
+import { contextNodes, decodeInclude, normalizeSelection, pendingRequiredSeqs } from '@dsh-context/agent-context'
 import { hasAgentContextSeam } from '@dsh-context/agent-loop-patch'
 // Type-only: the `ctx.tokenMeter` Context declaration.
 import type {} from '@deepseek-ai/dsh-token-meter'
-import type { CalibrationSample } from './calibration.ts'
-import { calibrationFactor, newestUsage, requestEnvelope, sampleUsage } from './calibration.ts'
+import { calibrationFactor, requestEnvelope, UsageCalibration } from './calibration.ts'
 import { PROJECTION_AWARE_COMPACTION } from './capability.ts'
 import type { ProjectionPolicy } from './config.ts'
 import { ProjectionCompactionConfig, ProjectionCompactionConfigError, resolveProjectionConfig } from './config.ts'
@@ -31,12 +31,6 @@ import type { ProjectedRange } from './region.ts'
 import { selectProjectedRange, sentAfterReplacement } from './region.ts'
 
 type ContextPayload = Parameters<Events['agent/context']>[0]
-
-/** The newest usage report seen in a session's log, scanned incrementally. */
-interface Calibration {
-  scanned: number
-  sample: CalibrationSample | undefined
-}
 
 /** The surface's replace generation and length: appends and replacements both change it. */
 function surfaceMark(session: Session): string {
@@ -67,7 +61,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   /** The resolved `measure` and `pressure`. */
   readonly policy: ProjectionPolicy
 
-  private readonly calibrations = new WeakMap<Session, Calibration>()
+  private readonly calibrations = new WeakMap<Session, UsageCalibration>()
   /** Log length when an `agent/context` pass ended with a moved surface: the host's one recompute comes next. */
   private readonly movedAt = new WeakMap<Session, number>()
   private readonly warnedTargets = new Set<string>()
@@ -176,13 +170,12 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   /** Compact within the nodes of the overflowing request; undefined when it was sent without a `request/projection`. */
   private async relieveProjectedOverflow(agent: Agent, signal: AbortSignal): Promise<CompactionResult | null | undefined> {
     const { session } = agent
-    const request = replayRequests(session.events).at(-1)
+    const { request } = this.follow(session)
     if (request?.projection === undefined || request.generation !== session.surface.replaceGeneration) return undefined
-    const eventAt = (seq: number): SessionEvent => session.events[seq] as SessionEvent
-    const nodes = contextNodes(session.surface.nodes, eventAt)
+    const { events } = session
+    const nodes = contextNodes(session.surface.nodes, seq => events[seq] as SessionEvent)
     const sent = new Set(decodeInclude(nodes.map(node => node.seq), request.projection.include))
-    const stepStart = session.events.findLast(event => event.type === 'step/start')?.seq ?? -1
-    const range = this.projectedRange(session, sent, new Set(requiredSeqs(nodes, stepStart, eventAt)), 0)
+    const range = this.projectedRange(session, sent, new Set(pendingRequiredSeqs(nodes, events)), 0)
     if (range === null) return null
     const result = await this.compactRegion(range.start, range.end, agent, signal)
     this.ctx.logger.info(`compaction (projected context overflow): shadowed ${result.shadowedSeqs.length} sent surface nodes (seqs ${range.start}-${range.end}, ~${result.shadowedTokenCount} tokens)`)
@@ -214,13 +207,18 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     return selectProjectedRange({ nodes, sent, required, retainTokens, balanced })
   }
 
+  /**
+   * Catch the session's calibration up with its log.
+   * @returns the calibration and the newest request the log records.
+   */
+  private follow(session: Session): { calibration: UsageCalibration; request: ReplayedRequest | undefined } {
+    let calibration = this.calibrations.get(session)
+    if (calibration === undefined) this.calibrations.set(session, calibration = new UsageCalibration(this.ctx.tokenMeter))
+    return { calibration, request: calibration.follow(session.events) }
+  }
+
   private calibrationFactor(session: Session): number {
-    const state = this.calibrations.get(session) ?? { scanned: 0, sample: undefined }
-    const usage = newestUsage(session.events, state.scanned)
-    state.scanned = session.events.length
-    if (usage !== undefined) state.sample = sampleUsage(session.events, usage, this.ctx.tokenMeter) ?? state.sample
-    this.calibrations.set(session, state)
-    return calibrationFactor(state.sample)
+    return calibrationFactor(this.follow(session).calibration.sample)
   }
 
   /** Pressure failures warn and the request is still sent, as the basic engine's step pressure does. */

@@ -10,5 +10,5 @@ export { ProjectionCompactionConfig, ProjectionCompactionConfigError, resolvePro
 export type { PressureMeasure, PressurePolicy, ProjectionPolicy } from './config.ts'
 export { selectProjectedRange, sentAfterReplacement } from './region.ts'
 export type { PricedNode, ProjectedRange, ProjectedRegionInput } from './region.ts'
-export { calibrationFactor, newestUsage, priceRequest, promptTokens, requestEnvelope, sampleUsage } from './calibration.ts'
+export { calibrationFactor, priceRequest, promptTokens, requestEnvelope, UsageCalibration } from './calibration.ts'
 export type { CalibrationSample, RequestPricer } from './calibration.ts'

@@ -1,7 +1,6 @@
-import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { calibrationFactor, newestUsage, promptTokens, requestEnvelope } from '../src/calibration.ts'
+import { calibrationFactor, promptTokens, requestEnvelope } from '../src/calibration.ts'
 
 const usageArb = fc.record({
   inputTokens: fc.nat(100_000),
@@ -39,23 +38,5 @@ describe('requestEnvelope', () => {
     expect(requestEnvelope(undefined, undefined)).toEqual({})
     const tool = { name: 'echo', description: 'Echo.', parameters: {} }
     expect(requestEnvelope('be brief', [tool])).toEqual({ system: 'be brief', tools: [tool] })
-  })
-})
-
-describe('newestUsage', () => {
-  const message = (seq: number, usage?: { inputTokens: number; outputTokens: number }): SessionEvent => ({
-    seq,
-    type: 'assistant/message',
-    time: 0,
-    data: { turn: 1, step: 1, message: { role: 'assistant', content: [] }, ...usage === undefined ? {} : { usage } },
-  } as unknown as SessionEvent)
-  const other = (seq: number): SessionEvent => ({ seq, type: 'step/end', time: 0, data: { turn: 1, step: 1 } } as unknown as SessionEvent)
-
-  it('finds the newest assistant/message with usage at or after an offset', () => {
-    const events = [message(0, { inputTokens: 5, outputTokens: 1 }), other(1), message(2), message(3, { inputTokens: 9, outputTokens: 1 }), other(4)]
-    expect(newestUsage(events)?.seq).toBe(3)
-    expect(newestUsage(events, 4)).toBeUndefined()
-    expect(newestUsage(events.slice(0, 3))?.seq).toBe(0)
-    expect(newestUsage(events.slice(0, 3), 1)).toBeUndefined()
   })
 })

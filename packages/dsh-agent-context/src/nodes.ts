@@ -24,6 +24,35 @@ export function contextNodes(surfaceNodes: readonly number[], eventAt: (seq: num
   return Object.freeze(nodes)
 }
 
+/** Where a previous derivation of a surface's nodes stopped. */
+export interface NodesMark {
+  /** The surface's replace generation then. */
+  readonly generation: number
+  /** How many surface seqs it had derived. */
+  readonly surfaceLength: number
+}
+
+/**
+ * The message-bearing nodes a surface gained since a previous derivation. Within one replace generation the surface
+ * only appends, so the earlier nodes still hold; a replace (or no previous derivation) restarts from the head.
+ * @param surface - the current surface.
+ * @param since - where the previous derivation stopped, if there was one.
+ * @param eventAt - the event of a seq.
+ * @returns the new nodes, whether they extend the previous ones (`false`: they replace them), and the new mark.
+ */
+export function appendedNodes(
+  surface: { readonly nodes: readonly number[]; readonly replaceGeneration: number },
+  since: NodesMark | undefined,
+  eventAt: (seq: number) => SessionEvent,
+): { readonly added: readonly ContextNode[]; readonly extends: boolean; readonly mark: NodesMark } {
+  const extends_ = since !== undefined && since.generation === surface.replaceGeneration && since.surfaceLength <= surface.nodes.length
+  return {
+    added: contextNodes(surface.nodes.slice(extends_ ? since.surfaceLength : 0), eventAt),
+    extends: extends_,
+    mark: { generation: surface.replaceGeneration, surfaceLength: surface.nodes.length },
+  }
+}
+
 function hasCalls(message: Message): boolean {
   if (message.role !== 'assistant') return false
   for (const block of message.content) if (block.type === 'tool-call') return true
@@ -121,4 +150,16 @@ export function requiredSeqs(
   }
   if (nodes.length > 0) required.add(nodes.length - 1)
   return Object.freeze([...required].sort((a, b) => a - b).map(i => (nodes[i] as ContextNode).seq))
+}
+
+/**
+ * The required seqs of the request a live log is about to send: {@link requiredSeqs} after the log's newest
+ * `step/start`.
+ * @param nodes - the current message-bearing nodes in surface order.
+ * @param events - the session log.
+ * @returns required seqs in surface order.
+ */
+export function pendingRequiredSeqs(nodes: readonly ContextNode[], events: readonly SessionEvent[]): readonly number[] {
+  const stepStart = events.findLast(event => event.type === 'step/start')?.seq ?? -1
+  return requiredSeqs(nodes, stepStart, seq => events[seq] as SessionEvent)
 }

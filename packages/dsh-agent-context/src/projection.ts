@@ -6,7 +6,7 @@
 
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
-import { deriveEventMessage } from '@deepseek-ai/dsh-session'
+import { contextNodes } from './nodes.ts'
 
 /**
  * Encode included seqs as inclusive seq ranges over the surface: one range per run of consecutive surface nodes.
@@ -90,17 +90,11 @@ export function projectMessages(
   eventAt: (seq: number) => SessionEvent,
   projection?: RequestProjection,
 ): Message[] {
-  const derived: Message[] = []
-  const sources: number[] = []
-  for (const seq of surface.nodes) {
-    const message = deriveEventMessage(eventAt(seq))
-    if (message === null) continue
-    sources.push(seq)
-    derived.push(message)
-  }
-  if (projection === undefined) return derived
+  const nodes = contextNodes(surface.nodes, eventAt)
+  if (projection === undefined) return nodes.map(node => node.message)
+  const sources = nodes.map(node => node.seq)
   const selected = new Set(decodeInclude(sources, projection.include))
-  const messages = derived.filter((_, i) => selected.has(sources[i] as number))
+  const messages = nodes.flatMap(node => selected.has(node.seq) ? [node.message] : [])
   if (projection.generation !== surface.replaceGeneration) {
     throw new Error(`request/projection of turn ${projection.turn} step ${projection.step} was made under surface generation ${projection.generation}, but the request was sent under generation ${surface.replaceGeneration}`)
   }

@@ -164,6 +164,68 @@ export function opensRequest(chunk: ChunkEvent, previous: SessionEvent | undefin
 }
 
 /**
+ * Rebuild the requests a session's log records while the log grows: {@link replayRequests}, one event at a time.
+ * A consumer following a live session keeps one and feeds it the events appended since the last call.
+ */
+export class RequestReplay {
+  private readonly surface = new SurfaceFold()
+  private header: EpochHeader | undefined
+  private pending: ProjectionEvent | undefined
+  private previous: SessionEvent | undefined
+  /** The newest request fed so far. */
+  last: ReplayedRequest | undefined
+
+  /**
+   * Fold the next event of the log.
+   * @param event - the event at the next seq.
+   * @returns the request the event opens, if it is a request's first `assistant/chunk`.
+   * @throws {ReplayError} on a seq gap, a replace outside the surface, or a projection that does not match its request.
+   */
+  push(event: SessionEvent): ReplayedRequest | undefined {
+    const expected = this.previous === undefined ? 0 : this.previous.seq + 1
+    if (event.seq !== expected) {
+      throw new ReplayError('non-contiguous', event.seq, `expected seq ${expected} after seq ${expected - 1}`)
+    }
+    const { surface } = this
+    surface.apply(event)
+    let opened: ReplayedRequest | undefined
+    switch (event.type) {
+      case 'request/header':
+        this.header = canonicalHeader(event.data.header)
+        break
+      case 'request/projection':
+        this.pending = event
+        break
+      case 'step/start':
+        this.pending = undefined
+        break
+      case 'assistant/chunk': {
+        if (!opensRequest(event, this.previous)) break
+        const consumed = this.pending
+        const messages = consumed === undefined ? [...surface.messages] : project(consumed, event, surface)
+        this.pending = undefined
+        opened = this.last = {
+          turn: event.data.turn,
+          step: event.data.step,
+          seq: event.seq,
+          messages,
+          header: this.header,
+          ...consumed === undefined ? {} : { projection: consumed.data },
+          surfaceNodes: surface.seqs.length,
+          generation: surface.generation,
+        }
+        break
+      }
+      default:
+        // Merge-extensible event union: every other event is folded by the surface alone or is log-only.
+        break
+    }
+    this.previous = event
+    return opened
+  }
+}
+
+/**
  * Rebuild every request a session's log records, in log order. A request starts at an `assistant/chunk` that is the
  * first chunk of its step, follows a non-chunk event, or follows a `finish` chunk (a retry in the same step). Its
  * messages are the surface derivation at that chunk filtered by the pending `request/projection` (the newest one
@@ -174,49 +236,11 @@ export function opensRequest(chunk: ChunkEvent, previous: SessionEvent | undefin
  * @throws {ReplayError} on a seq gap, a replace outside the surface, or a projection that does not match its request.
  */
 export function replayRequests(events: Iterable<SessionEvent>): ReplayedRequest[] {
+  const replay = new RequestReplay()
   const requests: ReplayedRequest[] = []
-  const surface = new SurfaceFold()
-  let header: EpochHeader | undefined
-  let pending: ProjectionEvent | undefined
-  let previous: SessionEvent | undefined
-  let expected = 0
   for (const event of events) {
-    if (event.seq !== expected) {
-      throw new ReplayError('non-contiguous', event.seq, `expected seq ${expected} after seq ${expected - 1}`)
-    }
-    expected += 1
-    surface.apply(event)
-    switch (event.type) {
-      case 'request/header':
-        header = canonicalHeader(event.data.header)
-        break
-      case 'request/projection':
-        pending = event
-        break
-      case 'step/start':
-        pending = undefined
-        break
-      case 'assistant/chunk': {
-        if (!opensRequest(event, previous)) break
-        const consumed = pending
-        pending = undefined
-        requests.push({
-          turn: event.data.turn,
-          step: event.data.step,
-          seq: event.seq,
-          messages: consumed === undefined ? [...surface.messages] : project(consumed, event, surface),
-          header,
-          ...consumed === undefined ? {} : { projection: consumed.data },
-          surfaceNodes: surface.seqs.length,
-          generation: surface.generation,
-        })
-        break
-      }
-      default:
-        // Merge-extensible event union: every other event is folded by the surface alone or is log-only.
-        break
-    }
-    previous = event
+    const request = replay.push(event)
+    if (request !== undefined) requests.push(request)
   }
   return requests
 }

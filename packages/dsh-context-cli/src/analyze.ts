@@ -9,7 +9,8 @@ import type { Message } from '@deepseek-ai/dsh-llm'
 import type { EpochHeader, RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
 import { SurfaceManager } from '@deepseek-ai/dsh-session/surface'
 import type { ReplayedRequest, ReplayErrorCode } from '@dsh-context/agent-context'
-import { contextNodes, ReplayError, replayRequests, requiredSeqs } from '@dsh-context/agent-context'
+import type { NodesMark } from '@dsh-context/agent-context'
+import { appendedNodes, ReplayError, replayRequests, requiredSeqs } from '@dsh-context/agent-context'
 import type { ProjectionViolationCode } from './check.ts'
 import { checkProjection } from './check.ts'
 
@@ -92,27 +93,24 @@ class BearingSurface {
   readonly nodes: ContextNode[] = []
   readonly position = new Map<number, number>()
   tokens = 0
-  private folded = 0
-  private generation = 0
+  private mark: NodesMark | undefined
 
   constructor(readonly pricer: TokenPricer) {}
 
   readonly eventAt = (seq: number): SessionEvent => this.log[seq] as SessionEvent
 
   sync(): void {
-    const seqs = this.manager.nodes
-    if (this.manager.replaceGeneration !== this.generation) {
-      this.generation = this.manager.replaceGeneration
-      this.folded = 0
+    const { added, extends: extending, mark } = appendedNodes(this.manager, this.mark, this.eventAt)
+    if (!extending) {
       this.nodes.length = 0
       this.position.clear()
       this.tokens = 0
     }
-    for (const node of contextNodes(seqs.slice(this.folded), this.eventAt)) {
+    for (const node of added) {
       this.position.set(node.seq, this.nodes.push(node) - 1)
       this.tokens += this.pricer.message(node.message)
     }
-    this.folded = seqs.length
+    this.mark = mark
   }
 }
 
