@@ -6,8 +6,9 @@
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import { deriveEventMessage } from '@deepseek-ai/dsh-session'
 import { bootLoop, conversationReply, conversationTurn, patchedDsh } from '@dsh-context/loop-testkit'
+import { projectionEvents } from '@dsh-context/agent-context'
 import { describe, expect, it } from 'vitest'
-import { expectAgentVerifies, projections } from './support.ts'
+import { expectAgentVerifies } from './support.ts'
 
 const AGENTS = 50
 const ROUNDS = 6
@@ -48,7 +49,7 @@ describe('concurrent agents', () => {
     for (const [i, agent] of agents.entries()) {
       const sent = await expectAgentVerifies(loop, agent)
       expect(calls.get(agent)).toBe(sent)
-      expect(new Set(projections(agent.session.events).map(event => event.data.revision))).toEqual(new Set([`agent-${i}`]))
+      expect(new Set(projectionEvents(agent.session.events).map(event => event.data.revision))).toEqual(new Set([`agent-${i}`]))
       requests += sent
     }
     expect(requests).toBe(loop.adapter.requests.length)

@@ -11,11 +11,12 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { projectionEvents } from '@dsh-context/agent-context'
 import { EXIT, PROGRESS_MIN_EVENTS } from '@dsh-context/cli'
 import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from '../../packages/dsh-context-cli/tests/support.ts'
-import { expectAgentVerifies, heapAfterGc, projections } from './support.ts'
+import { expectAgentVerifies, heapAfterGc } from './support.ts'
 
 const TURNS = Number(process.env['LONG_SESSION_TURNS'] ?? 5_000)
 if (!Number.isSafeInteger(TURNS) || TURNS < 100) throw new Error(`LONG_SESSION_TURNS must be an integer ≥ 100, got ${process.env['LONG_SESSION_TURNS']}`)
@@ -54,7 +55,7 @@ describe(`a ${TURNS}-turn session`, () => {
     const events = agent.session.events
     const logBytes = statSync(sessionLogPath(loop, agent)).size
     console.log([
-      `${TURNS} turns, ${events.length} events, ${loop.adapter.requests.length} requests, ${projections(events).length} projected`,
+      `${TURNS} turns, ${events.length} events, ${loop.adapter.requests.length} requests, ${projectionEvents(events).length} projected`,
       `heap after GC: ${mb(heapBefore)} before, ${mb(heapAfter)} after (+${mb(heapAfter - heapBefore)}); session file ${mb(logBytes)}`,
       `offered node arrays collected: ${offered.collected} of ${offered.total}`,
       `ms per turn by 500 turns: ${msPerTurn.map(ms => ms.toFixed(1)).join(', ')}`,

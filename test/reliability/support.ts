@@ -51,7 +51,3 @@ export function heapAfterGc(): number {
   return process.memoryUsage().heapUsed
 }
 
-/** The `request/projection` events of a log. */
-export function projections(events: readonly SessionEvent[]): SessionEvent<'request/projection'>[] {
-  return events.filter((event): event is SessionEvent<'request/projection'> => event.type === 'request/projection')
-}

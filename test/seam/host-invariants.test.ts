@@ -5,8 +5,9 @@
 
 import type { ContextSelection } from '@deepseek-ai/dsh-agent'
 import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
+import { projectionEvents } from '@dsh-context/agent-context'
 import { describe, expect, it } from 'vitest'
-import { expectRequestsRebuiltFromLog, projectionsOf, requestsOf, textOf } from './support.ts'
+import { expectRequestsRebuiltFromLog, requestsOf, textOf } from './support.ts'
 
 const dsh = await patchedDsh()
 
@@ -79,7 +80,7 @@ describe('normalization (invariant 2)', () => {
       'tool-result',
       'three',
     ])
-    const projection = projectionsOf(agent.session.events).at(-1)!.data
+    const projection = projectionEvents(agent.session.events).at(-1)!.data
     expect(projection).toMatchObject({ turn: 3, step: 1, revision: 'probe', surfaceNodes: 8, includedNodes: 5 })
     expect(projection.include).toEqual([[offered[0]!.seq, offered[0]!.seq], [offered[3]!.seq, offered[5]!.seq], [offered[7]!.seq, offered[7]!.seq]])
     expectRequestsRebuiltFromLog(loop, agent)
@@ -155,11 +156,11 @@ describe('the request/projection record (invariant 4)', () => {
     await loop.say(agent, 'one')
     mode = 'all-explicit'
     await loop.say(agent, 'two')
-    expect(projectionsOf(agent.session.events)).toEqual([])
+    expect(projectionEvents(agent.session.events)).toEqual([])
     mode = 'last'
     await loop.say(agent, 'three')
     const events = agent.session.events
-    const [projection] = projectionsOf(events)
+    const [projection] = projectionEvents(events)
     expect(projection!.data).toEqual({ turn: 3, step: 1, generation: 0, include: [[projection!.data.include[0]![0], projection!.data.include[0]![0]]], revision: 'last-1', surfaceNodes: 5, includedNodes: 1 })
     const stepStart = events.findLast(e => e.type === 'step/start')!.seq
     const firstChunk = events.find(e => e.type === 'assistant/chunk' && e.seq > stepStart)!.seq
@@ -197,7 +198,7 @@ describe('a surface that moves while listeners run (invariant 5)', () => {
     await loop.say(agent, 'two')
     expect(calls()).toBe(3)
     expect(loop.errors.map(e => String(e.error))).toEqual([])
-    const projection = projectionsOf(agent.session.events).at(-1)!.data
+    const projection = projectionEvents(agent.session.events).at(-1)!.data
     expect(projection.generation).toBe(1)
     expect(requestsOf(loop, agent).at(-1)!.messages.map(textOf)).toEqual(['two'])
     expectRequestsRebuiltFromLog(loop, agent)

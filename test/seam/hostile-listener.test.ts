@@ -3,10 +3,10 @@
  * values; nothing reaches the model; the turn ends with an error and the log stays replayable.
  */
 
-import { AgentContextError } from '@dsh-context/agent-context'
+import { AgentContextError, projectionEvents } from '@dsh-context/agent-context'
 import { bootLoop, patchedDsh, textReply } from '@dsh-context/loop-testkit'
 import { describe, expect, it } from 'vitest'
-import { expectRequestsRebuiltFromLog, projectionsOf, requestsOf } from './support.ts'
+import { expectRequestsRebuiltFromLog, requestsOf } from './support.ts'
 
 const dsh = await patchedDsh()
 
@@ -42,7 +42,7 @@ describe('hostile agent/context listeners', () => {
     expect(error.agent).toBe(`hostile-${i}`)
     expect(error.message).toMatch(message)
     expect(requestsOf(loop, agent)).toHaveLength(1)
-    expect(projectionsOf(agent.session.events)).toEqual([])
+    expect(projectionEvents(agent.session.events)).toEqual([])
     const end = agent.session.events.findLast(e => e.type === 'turn/end')!
     expect(end.data.reason).toMatchObject({ kind: 'error', error: { code: 'UNKNOWN' } })
     hostile = false

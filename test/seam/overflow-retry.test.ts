@@ -5,8 +5,9 @@
 
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
 import { bootLoop, failureReply, patchedDsh, rebuildRequestsByPrefix, textReply } from '@dsh-context/loop-testkit'
+import { projectionEvents } from '@dsh-context/agent-context'
 import { describe, expect, it } from 'vitest'
-import { projectionsOf, requestsOf, textOf } from './support.ts'
+import { requestsOf, textOf } from './support.ts'
 
 const dsh = await patchedDsh()
 const summarizing = (request: GenerateOptions): boolean =>
@@ -41,7 +42,7 @@ describe('overflow retry', () => {
     expect(turn3[1]!.generation).toBe(1)
     expect(turn3[1]!.nodes.length).toBeLessThan(turn3[0]!.nodes.length)
     expect(turn3[1]!.nodes.some(text => text.includes('SUMMARY of the earlier turns'))).toBe(true)
-    const projections = projectionsOf(agent.session.events).filter(p => p.data.turn === 3)
+    const projections = projectionEvents(agent.session.events).filter(p => p.data.turn === 3)
     expect(projections.map(p => [p.data.generation, p.data.surfaceNodes, p.data.includedNodes])).toEqual([[0, 5, 1], [1, 2, 1]])
     const conversation = requestsOf(loop, agent).filter(r => !summarizing(r))
     expect(conversation.at(-1)!.messages.map(textOf)).toEqual(['overflowing question'])

@@ -7,10 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Agent } from '@deepseek-ai/dsh-agent'
+import { projectionEvents } from '@dsh-context/agent-context'
 import type { BootedLoop, DshModules } from '@dsh-context/loop-testkit'
 import { bootLoop, patchedDsh, rebuildRequestsByPrefix, stockDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
-import { canonicalJson, projectionsOf, requestsOf } from './support.ts'
+import { canonicalJson, requestsOf } from './support.ts'
 
 declare module '@deepseek-ai/dsh-session' {
   interface SessionEventMap {
@@ -48,7 +49,7 @@ async function persistedProjectedSession(): Promise<{ root: string; events: stri
   keepLastTwo(agent)
   for (const text of ['first', 'second', 'third']) await loop.say(agent, text)
   await loop.ctx.sessions.flush(agent.session)
-  expect(projectionsOf(agent.session.events).length).toBeGreaterThan(0)
+  expect(projectionEvents(agent.session.events).length).toBeGreaterThan(0)
   return { root, events: canonicalJson(agent.session.events), count: agent.session.events.length, sent: requestsOf(loop, agent).map(r => JSON.stringify(r.messages)) }
 }
 
@@ -62,7 +63,7 @@ describe('persisted logs with request/projection', () => {
     await loop.say(agent, 'fourth')
     expect(loop.errors.map(e => String(e.error))).toEqual([])
     expect(requestsOf(loop, agent)[0]!.messages).toHaveLength(2)
-    expect(projectionsOf(agent.session.events).at(-1)!.data).toMatchObject({ turn: 4, step: 1, revision: 'last-2', includedNodes: 2 })
+    expect(projectionEvents(agent.session.events).at(-1)!.data).toMatchObject({ turn: 4, step: 1, revision: 'last-2', includedNodes: 2 })
     const rebuilt = rebuildRequestsByPrefix(loop.dsh, agent.session.events).map(r => JSON.stringify(r.messages))
     expect(rebuilt).toEqual([...sent, ...requestsOf(loop, agent).map(r => JSON.stringify(r.messages))])
     expect(rebuilt).toHaveLength(5)

@@ -24,10 +24,6 @@ export function expectRequestsRebuiltFromLog(loop: BootedLoop, agent: Agent, eve
   return sent.length
 }
 
-/** The `request/projection` events of a log. */
-export function projectionsOf(events: readonly SessionEvent[]): SessionEvent<'request/projection'>[] {
-  return events.filter((event): event is SessionEvent<'request/projection'> => event.type === 'request/projection')
-}
 
 /** JSON with wall-clock times dropped and generated ids replaced by their order of first appearance. */
 export function canonicalJson(value: unknown): string {

@@ -5,8 +5,7 @@
  */
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { decodeInclude, replayRequests } from '@dsh-context/agent-context'
+import { decodeInclude, replayRequests, projectionEvents } from '@dsh-context/agent-context'
 import {
   CONTEXT_MODE_EVENT,
   contentText,
@@ -29,9 +28,6 @@ async function walk(loop: BootedLoop, agent: Agent, turns: number): Promise<void
   for (let i = 1; i <= turns; i++) await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
 }
 
-const projections = (agent: Agent): SessionEvent<'request/projection'>[] =>
-  agent.session.events.filter((event): event is SessionEvent<'request/projection'> => event.type === 'request/projection')
-
 describe('dsh-native', () => {
   it('sends DSH’s whole surface, logs no projection, and keeps kernel, scene and facts in the prompt', async () => {
     const loop = await tavernLoop()
@@ -41,7 +37,7 @@ describe('dsh-native', () => {
     await walk(loop, agent, 12)
     expect(loop.errors).toEqual([])
     const sent = loopRequests(loop)
-    expect(projections(agent)).toEqual([])
+    expect(projectionEvents(agent.session.events)).toEqual([])
     expect(JSON.stringify(sent.at(-1)!.messages)).toBe(JSON.stringify(agent.session.deriveMessages().slice(0, -1)))
     expect(sent.at(-1)!.system).toContain('call tavern_history_search')
     expect(contentText(sent.at(-1)!.messages.findLast(m => m.source.kind === 'plugin')!.content))
@@ -59,7 +55,7 @@ describe('agent-managed', () => {
     await walk(loop, agent, 20)
     expect(loop.errors).toEqual([])
     const sent = loopRequests(loop)
-    const logged = projections(agent)
+    const logged = projectionEvents(agent.session.events)
     expect(logged.length).toBeGreaterThan(10)
     expect(new Set(logged.map(event => event.data.revision))).toEqual(new Set([policyRevision(resolveConfig({ character: MIRA, policy: SMALL_POLICY }).policy)]))
     const last = sent.at(-1)!
@@ -140,14 +136,14 @@ describe('switching modes', () => {
     await setContextMode(agent, 'agent-managed')
     expect(contextModeOf(agent)).toBe('agent-managed')
     await walk(loop, agent, 12)
-    expect(projections(agent).length).toBeGreaterThan(0)
+    expect(projectionEvents(agent.session.events).length).toBeGreaterThan(0)
     agent.followup(loop.user('I wave at the boathouse.'))
     await expect(setContextMode(agent, 'dsh-native')).rejects.toMatchObject({ code: 'agent-busy' })
     await agent.whenIdle()
     await setContextMode(agent, 'dsh-native')
-    const count = projections(agent).length
+    const count = projectionEvents(agent.session.events).length
     await walk(loop, agent, 2)
-    expect(projections(agent)).toHaveLength(count)
+    expect(projectionEvents(agent.session.events)).toHaveLength(count)
     expect(JSON.stringify(loopRequests(loop).at(-1)!.messages)).toBe(JSON.stringify(agent.session.deriveMessages().slice(0, -1)))
     expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).map(event => event.data)).toEqual([
       { mode: 'agent-managed', previous: 'dsh-native', afterTurn: 3 },

@@ -12,7 +12,7 @@ export { appendedNodes, contextNodes, pendingRequiredSeqs, positionUnits, requir
 export type { NodesMark, PositionUnits } from './nodes.ts'
 export { normalizeSelection } from './normalize.ts'
 export type { NormalizeInput, NormalizedProjection } from './normalize.ts'
-export { decodeInclude, encodeInclude, pendingProjection, projectMessages, requestMessagesFromLog } from './projection.ts'
+export { decodeInclude, encodeInclude, pendingProjection, projectionEvents, projectMessages, requestMessagesFromLog } from './projection.ts'
 export type { LoggedSession, SurfaceState } from './projection.ts'
 export { diffRequest, opensRequest, replayRequests, ReplayError, RequestReplay } from './replay.ts'
 export type { ComparableRequest, ReplayedRequest, ReplayErrorCode } from './replay.ts'

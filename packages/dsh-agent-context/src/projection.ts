@@ -54,6 +54,15 @@ export function decodeInclude(surfaceSeqs: readonly number[], ranges: readonly (
 }
 
 /**
+ * The `request/projection` events of a log, in log order.
+ * @param events - a session log.
+ * @returns its projection events.
+ */
+export function projectionEvents(events: readonly SessionEvent[]): SessionEvent<'request/projection'>[] {
+  return events.filter((event): event is SessionEvent<'request/projection'> => event.type === 'request/projection')
+}
+
+/**
  * The projection the next request is sent with: the newest `request/projection` event after the log's last
  * `assistant/chunk` and last `step/start`. A request consumes the projection before it; a request with none sends
  * the whole surface.

@@ -4,7 +4,7 @@ import type { BootedLoop } from '@dsh-context/loop-testkit'
 import { bootLoop, failureReply, patchedDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import type { ReplayErrorCode } from '../src/index.ts'
-import { diffRequest, opensRequest, ReplayError, replayRequests } from '../src/index.ts'
+import { diffRequest, opensRequest, ReplayError, replayRequests, projectionEvents } from '../src/index.ts'
 import { expectFaithfulReplay, keepLast, loopRequests } from './oracle.ts'
 
 const toolScript = [
@@ -24,9 +24,6 @@ async function converse(project: boolean): Promise<{ loop: BootedLoop; events: r
   return { loop, events: agent.session.events }
 }
 
-function projections(events: readonly SessionEvent[]): SessionEvent<'request/projection'>[] {
-  return events.filter((event): event is SessionEvent<'request/projection'> => event.type === 'request/projection')
-}
 
 describe('replayRequests on real loop logs', () => {
   it('rebuilds every request of a loop without a listener, tool round trips and three turns', async () => {
@@ -47,7 +44,7 @@ describe('replayRequests on real loop logs', () => {
       expect(r.messages.length).toBe(r.projection?.includedNodes)
       expect(r.messages.length).toBeLessThan(r.surfaceNodes)
     }
-    expect(projected.map(r => r.projection)).toEqual(projections(events).map(event => event.data))
+    expect(projected.map(r => r.projection)).toEqual(projectionEvents(events).map(event => event.data))
   })
 
   it('leaves an empty-content reply on the surface but out of the nodes and counts', async () => {
@@ -131,7 +128,7 @@ describe('replayRequests on tampered logs', () => {
   it.each(cases)('names the request/projection seq when %s', async (_name, code, tamper) => {
     const { events } = await converse(true)
     const copy = structuredClone(events) as SessionEvent[]
-    const target = projections(copy).at(-1) as SessionEvent<'request/projection'>
+    const target = projectionEvents(copy).at(-1) as SessionEvent<'request/projection'>
     tamper(target)
     const error = (() => {
       try {

@@ -9,7 +9,7 @@ import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
 import type { RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage } from '@deepseek-ai/dsh-session'
-import { decodeInclude, readSessionLog } from '@dsh-context/agent-context'
+import { decodeInclude, readSessionLog, projectionEvents } from '@dsh-context/agent-context'
 import type { RequestSummary } from '@dsh-context/cli'
 import { EXIT } from '@dsh-context/cli'
 import type { BootedLoop } from '@dsh-context/loop-testkit'
@@ -45,9 +45,6 @@ function sentBy(agent: Agent): GenerateOptions[] {
   return loop.adapter.requests.filter(request => request.sessionId === agent.id)
 }
 
-function projectionEvents(events: readonly SessionEvent[]): SessionEvent<'request/projection'>[] {
-  return events.filter((event): event is SessionEvent<'request/projection'> => event.type === 'request/projection')
-}
 
 /** A copy of the projected log with one `request/projection` rewritten; counts follow the new ranges. */
 function withProjection(name: string, event: SessionEvent<'request/projection'>, change: (data: RequestProjection, surface: number[]) => Partial<RequestProjection>): string {
