@@ -4,8 +4,8 @@
  * @module bench/p4-managed
  */
 
-import type { DemoReport, SessionReport } from '@dsh-context/agent-tavern/demo'
-import { runDemo } from '@dsh-context/agent-tavern/demo'
+import type { DemoReport, SessionReport } from '@dsh-context/agent-tavern-demo'
+import { runDemo } from '@dsh-context/agent-tavern-demo'
 import type { Section } from './report.ts'
 import { verdict } from './report.ts'
 

@@ -5,8 +5,8 @@
  * @module bench/p5-compaction
  */
 
-import type { DemoReport } from '@dsh-context/agent-tavern/demo'
-import { runSession } from '@dsh-context/agent-tavern/demo'
+import type { DemoReport } from '@dsh-context/agent-tavern-demo'
+import { runSession } from '@dsh-context/agent-tavern-demo'
 import { patchedDsh } from '@dsh-context/loop-testkit'
 import type { Section } from './report.ts'
 import { verdict } from './report.ts'

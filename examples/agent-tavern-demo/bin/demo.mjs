@@ -6,7 +6,7 @@
 // With DEEPSEEK_API_KEY set (and no --scripted), it instead runs a short agent-managed session on the real DeepSeek
 // provider (@deepseek-ai/dsh-llm-deepseek, route deepseek-official; DEEPSEEK_BASE_URL optional) and prints the same
 // figures plus the provider's usage; no targets, exits 1 only when the session reported an agent error.
-// Run from the repository root: npm run tavern [-- --turns 300 --context-window 90000 --every 25 (0: every request)]
+// Run from the repository root: npm run tavern [-- --lang zh --turns 300 --context-window 90000 --every 25 (0: every request)]
 // Live options: --model deepseek-v4-flash --turns 8 --context-window 20000; --scripted forces the offline model.
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util'
 import {
   demoModel, LIVE_DEFAULTS, LIVE_KEY_ENV, liveProbeTable, liveRequestTable, liveSessionTable, probeTable, reportChart, requestsCsv,
   requestTable, runDemo, runLive, sessionTable,
-} from '../lib/demo/index.js'
+} from '../lib/index.js'
 
 const { values } = parseArgs({
   options: {
@@ -22,6 +22,7 @@ const { values } = parseArgs({
     'context-window': { type: 'string' },
     every: { type: 'string', default: '25' },
     seed: { type: 'string', default: '7' },
+    lang: { type: 'string', default: 'en' },
     model: { type: 'string' },
     scripted: { type: 'boolean', default: false },
   },
@@ -38,6 +39,8 @@ const contextWindow = number('context-window', 1000, live ? LIVE_DEFAULTS.contex
 const every = number('every', 0)
 const seed = number('seed', 0)
 const tokens = (value) => value.toLocaleString('en-US')
+const lang = values.lang
+if (lang !== 'en' && lang !== 'zh') throw new Error(`--lang must be en or zh, got ${lang}`)
 
 if (live) {
   console.log(`AgentTavern demo, live: an agent-managed session of ${turns} turns (a fact planted on turn 2, its recall probe on turn ${turns})`)
@@ -48,6 +51,7 @@ if (live) {
     turns,
     contextWindow,
     seed,
+    lang,
     progress: turn => { if (process.stderr.isTTY) process.stderr.write(`\rlive: turn ${turn}/${turns}   `) },
   })
   if (process.stderr.isTTY) process.stderr.write('\r                                        \r')
@@ -69,16 +73,18 @@ if (live) {
   process.exit(report.session.errors.length === 0 && report.session.rows.length > 0 ? 0 : 1)
 }
 
-console.log(`AgentTavern demo: a ${turns}-turn roleplay, the same script in both context modes.`)
+console.log(`AgentTavern demo: a ${turns}-turn ${lang === 'zh' ? 'Chinese' : 'English'} roleplay, the same script in both context modes.`)
 console.log(`Host: DSH 0.1.0-rc.8 AgentLoop (patched with the agent/context seam), DSH's runtime invariants on, scripted offline model`)
 console.log(`on route fake/fake-model with a ${contextWindow.toLocaleString('en-US')}-token context window, compaction by`)
 console.log(`@dsh-context/compaction-effective-projection (measure: projection; stock basic behaviour without a listener).`)
-console.log('Tokens: the DSH token meter (estimateMessage per message; system prompt and tools at its 4 chars/token).\n')
+console.log('Tokens: the DSH token meter (priceRequest: estimateHeader + estimateMessage, 4 chars/token in every script); the scripted')
+console.log('provider reports usage from a stand-in tokenizer (0.75 token per CJK character), and the managed budget is calibrated by it.\n')
 
 const report = await runDemo({
   turns,
   contextWindow,
   seed,
+  lang,
   progress: (mode, turn) => { if (process.stderr.isTTY && turn % 10 === 0) process.stderr.write(`\r${mode}: turn ${turn}/${turns}   `) },
 })
 if (process.stderr.isTTY) process.stderr.write('\r                                        \r')
@@ -88,10 +94,11 @@ for (const session of [report.native, report.managed]) {
 
 const out = fileURLToPath(new URL('../../../out/', import.meta.url))
 mkdirSync(out, { recursive: true })
-writeFileSync(`${out}tavern-tokens.svg`, reportChart(report, turns))
-writeFileSync(`${out}tavern-requests.csv`, requestsCsv(report))
+const suffix = lang === 'en' ? '' : `-${lang}`
+writeFileSync(`${out}tavern-tokens${suffix}.svg`, reportChart(report, turns))
+writeFileSync(`${out}tavern-requests${suffix}.csv`, requestsCsv(report))
 
-console.log(every === 0 ? 'Requests' : `Requests (the first of every ${every}th turn, and each mode's peak; all of them in out/tavern-requests.csv)`)
+console.log(every === 0 ? 'Requests' : `Requests (the first of every ${every}th turn, and each mode's peak; all of them in out/tavern-requests${suffix}.csv)`)
 console.log(requestTable(report, every).join('\n'))
 console.log('\nSessions')
 console.log(sessionTable(report).join('\n'))
@@ -100,5 +107,5 @@ console.log('"in request" = the request that called the tool already carried the
 console.log(probeTable(report).join('\n'))
 console.log('\nTargets')
 for (const target of report.targets) console.log(`${target.pass ? 'PASS' : 'FAIL'}  ${target.name}: ${target.value}`)
-console.log('\nChart: out/tavern-tokens.svg')
+console.log(`\nChart (estimated and provider-reported tokens per request): out/tavern-tokens${suffix}.svg`)
 process.exit(report.targets.every(target => target.pass) ? 0 : 1)

@@ -1,12 +1,14 @@
 /**
- * A dependency-free SVG line chart of tokens per request, one line per context mode.
- * @module @dsh-context/agent-tavern/demo/chart
+ * A dependency-free SVG line chart of tokens per request, one line per series.
+ * @module @dsh-context/agent-tavern-demo/chart
  */
 
 /** One line of the chart. */
 export interface Series {
   readonly label: string
   readonly color: string
+  /** Drawn dashed. */
+  readonly dashed?: boolean
   readonly values: readonly number[]
 }
 
@@ -44,8 +46,8 @@ export function tokensChart(title: string, series: readonly Series[]): string {
     `<line x1="${pad.left}" x2="${pad.left}" y1="${pad.top}" y2="${pad.top + plotH}" stroke="#333"/>`,
     `<line x1="${pad.left}" x2="${width - pad.right}" y1="${pad.top + plotH}" y2="${pad.top + plotH}" stroke="#333"/>`,
     `<text x="${pad.left + plotW / 2}" y="${height - 16}" text-anchor="middle">request (in session order)</text>`,
-    `<text x="18" y="${pad.top + plotH / 2}" text-anchor="middle" transform="rotate(-90 18 ${pad.top + plotH / 2})">request tokens (DSH token meter)</text>`,
-    ...series.map(line => `<polyline fill="none" stroke="${line.color}" stroke-width="1.5" points="${line.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`),
+    `<text x="18" y="${pad.top + plotH / 2}" text-anchor="middle" transform="rotate(-90 18 ${pad.top + plotH / 2})">request tokens</text>`,
+    ...series.map(line => `<polyline fill="none" stroke="${line.color}" stroke-width="1.5"${line.dashed === true ? ' stroke-dasharray="4 3"' : ''} points="${line.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`),
     ...series.map((line, i) => `<rect x="${pad.left + 16}" y="${pad.top + 8 + i * 20}" width="14" height="4" fill="${line.color}"/><text x="${pad.left + 36}" y="${pad.top + 14 + i * 20}">${escape(line.label)}</text>`),
     '</svg>',
   ]

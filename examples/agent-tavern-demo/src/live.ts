@@ -3,7 +3,7 @@
  * (`@deepseek-ai/dsh-llm-deepseek`, route `deepseek-official`), chosen when `DEEPSEEK_API_KEY` is set. The key and
  * `DEEPSEEK_BASE_URL` reach the adapter through a launch-environment snapshot of the given environment (the adapter's
  * fallback when no credential service is mounted); nothing else in the loop differs from the scripted demo.
- * @module @dsh-context/agent-tavern/demo/live
+ * @module @dsh-context/agent-tavern-demo/live
  */
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
@@ -16,7 +16,8 @@ import type { BootedLoop } from '@dsh-context/loop-testkit'
 import { bootLoop, patchedDsh } from '@dsh-context/loop-testkit'
 import { providerUsage } from './metrics.ts'
 import type { SessionReport } from './run.ts'
-import { DEMO_COMPACTION, measureSession, mountTavern } from './run.ts'
+import { DEMO_COMPACTION, measureSession, mountTavern, tavernConfig } from './run.ts'
+import type { StoryLanguage } from './story.ts'
 import { shortStory } from './story.ts'
 
 /** The provider route `@deepseek-ai/dsh-llm-deepseek` registers. */
@@ -74,6 +75,8 @@ export interface LiveOptions {
   readonly contextWindow?: number
   readonly maxTokens?: number
   readonly seed?: number
+  /** The story's language (default `en`). */
+  readonly lang?: StoryLanguage
   /** AgentTavern config fields merged over the demo's (e.g. `policy`). */
   readonly tavern?: Record<string, unknown>
   /** Called after every turn. */
@@ -171,12 +174,13 @@ export interface LiveReport {
 export async function runLive(options: LiveOptions): Promise<LiveReport> {
   const started = performance.now()
   const turns = options.turns ?? LIVE_DEFAULTS.turns
-  const script = shortStory({ turns, ...options.seed === undefined ? {} : { seed: options.seed } })
+  const lang = options.lang ?? 'en'
+  const script = shortStory({ turns, lang, ...options.seed === undefined ? {} : { seed: options.seed } })
   const live = await bootLiveLoop(options)
   const { loop } = live
   const agent = live.create('agent-tavern-live')
   const mode = 'agent-managed'
-  const unavailable = await mountTavern(agent, mode, { policy: { blockTokens: LIVE_DEFAULTS.blockTokens }, ...options.tavern })
+  const unavailable = await mountTavern(agent, mode, { ...tavernConfig(lang), policy: { blockTokens: LIVE_DEFAULTS.blockTokens }, ...options.tavern })
   if (unavailable !== undefined) throw new Error(`AgentTavern refused agent-managed mode on the live loop: ${unavailable}`)
   for (const [i, turn] of script.entries()) {
     await loop.say(agent, turn.text)

@@ -1,17 +1,16 @@
 /**
  * What the demo measures about one session, from its log and the requests the provider received: per-request tokens
  * (DSH token meter), prefix reuse, the replay verdict of every request, compactions, and the recall probes.
- * @module @dsh-context/agent-tavern/demo/metrics
+ * @module @dsh-context/agent-tavern-demo/metrics
  */
 
 import type { GenerateOptions, Message, TokenUsage } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import type { ReplayedRequest } from '@dsh-context/agent-context'
 import { diffRequest } from '@dsh-context/agent-context'
-import { contentText } from '../log.ts'
-import type { MessagePricer } from '../tokens.ts'
-import { headerTokens, requestTokens } from '../tokens.ts'
-import { TOOL_NAMES } from '../tools.ts'
+import { contentText, TOOL_NAMES } from '@dsh-context/agent-tavern'
+import type { RequestPricer } from '@dsh-context/compaction-effective-projection'
+import { priceRequest, promptTokens, requestEnvelope } from '@dsh-context/compaction-effective-projection'
 import type { StoryTurn } from './story.ts'
 
 /** One loop request. */
@@ -27,6 +26,8 @@ export interface RequestRow {
   readonly surface: number
   /** Undefined when the request is rebuilt from the log exactly, else the first difference. */
   readonly diff: string | undefined
+  /** Prompt tokens the provider reported for it (`promptTokens` of its usage), when it reported usage. */
+  readonly provider?: number
 }
 
 /** One recall probe, judged from the log. */
@@ -58,9 +59,9 @@ function sameHeader(a: GenerateOptions, b: GenerateOptions): boolean {
  * @param current - this request.
  * @returns reused tokens.
  */
-export function reusedPrefix(meter: MessagePricer, previous: GenerateOptions, current: GenerateOptions): number {
+export function reusedPrefix(meter: RequestPricer, previous: GenerateOptions, current: GenerateOptions): number {
   if (!sameHeader(previous, current)) return 0
-  let reused = headerTokens(current.system, current.tools)
+  let reused = meter.estimateHeader(requestEnvelope(current.system, current.tools))
   for (let i = 0; i < current.messages.length; i++) {
     const message = current.messages[i] as Message
     if (JSON.stringify(message) !== JSON.stringify(previous.messages[i])) break
@@ -76,14 +77,14 @@ export function reusedPrefix(meter: MessagePricer, previous: GenerateOptions, cu
  * @param replayed - `replayRequests` of the session log.
  * @returns one row per sent request; a request without a replay counterpart gets a `diff` saying so.
  */
-export function requestRows(meter: MessagePricer, sent: readonly GenerateOptions[], replayed: readonly ReplayedRequest[]): RequestRow[] {
+export function requestRows(meter: RequestPricer, sent: readonly GenerateOptions[], replayed: readonly ReplayedRequest[]): RequestRow[] {
   return sent.map((request, i) => {
     const replay = replayed[i]
     const previous = sent[i - 1]
     return {
       turn: replay?.turn ?? 0,
       step: replay?.step ?? 0,
-      tokens: requestTokens(meter, request),
+      tokens: priceRequest(meter, { header: requestEnvelope(request.system, request.tools), messages: request.messages }),
       reused: previous === undefined ? 0 : reusedPrefix(meter, previous, request),
       sent: request.messages.length,
       surface: replay?.surfaceNodes ?? 0,
@@ -155,4 +156,18 @@ export function providerUsage(events: readonly SessionEvent[], rows: readonly Pi
     if (event.type === 'assistant/message' && event.data.usage !== undefined) usage.set(`${event.data.turn}.${event.data.step}`, event.data.usage)
   }
   return rows.map(row => usage.get(`${row.turn}.${row.step}`))
+}
+
+/**
+ * Request rows with the prompt tokens the provider reported for each, read from the log ({@link providerUsage}).
+ * @param events - the session log.
+ * @param rows - request rows of that log.
+ * @returns the rows, each with `provider` where usage was reported.
+ */
+export function withProviderTokens(events: readonly SessionEvent[], rows: readonly RequestRow[]): RequestRow[] {
+  const usage = providerUsage(events, rows)
+  return rows.map((row, i) => {
+    const reported = usage[i]
+    return reported === undefined ? row : { ...row, provider: promptTokens(reported) }
+  })
 }

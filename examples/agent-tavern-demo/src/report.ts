@@ -1,7 +1,7 @@
 /**
  * The demo's printed report and files: text tables of requests, sessions, probes and targets, a CSV of every
  * request, and the chart.
- * @module @dsh-context/agent-tavern/demo/report
+ * @module @dsh-context/agent-tavern-demo/report
  */
 
 import type { TokenUsage } from '@deepseek-ai/dsh-llm'
@@ -67,6 +67,7 @@ function sessionsTable(sessions: readonly SessionReport[], extra: readonly Sessi
   return textTable(['', ...sessions.map(session => session.mode)], [...[
     ['requests', s => count(s.rows.length)],
     ['peak request tokens', s => count(s.peak)],
+    ['peak provider-reported prompt', s => count(s.providerPeak)],
     ['mean request tokens', s => count(s.mean)],
     ['prefix reuse', s => percent(s.prefixReuse)],
     ['compactions', s => count(s.compactions)],
@@ -97,23 +98,27 @@ export function probeTable(report: DemoReport): string[] {
  * @returns the CSV text.
  */
 export function requestsCsv(report: DemoReport): string {
-  const lines = ['mode,request,turn,step,tokens,reused,sent,surface,rebuilt']
+  const lines = ['mode,request,turn,step,tokens,provider_tokens,reused,sent,surface,rebuilt']
   for (const session of [report.native, report.managed]) {
-    session.rows.forEach((row, i) => lines.push([session.mode, i + 1, row.turn, row.step, row.tokens, row.reused, row.sent, row.surface, row.diff === undefined].join(',')))
+    session.rows.forEach((row, i) => lines.push([session.mode, i + 1, row.turn, row.step, row.tokens, row.provider ?? '', row.reused, row.sent, row.surface, row.diff === undefined].join(',')))
   }
   return `${lines.join('\n')}\n`
 }
 
 /**
- * The tokens-per-request chart of both modes.
+ * The tokens-per-request chart of both modes: the DSH meter's estimate and the prompt the provider reported.
  * @param report - both sessions.
  * @param turns - the story length, for the title.
  * @returns the SVG document.
  */
 export function reportChart(report: DemoReport, turns: number): string {
-  return tokensChart(`AgentTavern, ${turns}-turn roleplay: request tokens per request (DSH token meter)`, [
-    { label: `dsh-native (peak ${count(report.native.peak)})`, color: '#c0392b', values: report.native.rows.map(row => row.tokens) },
-    { label: `agent-managed (peak ${count(report.managed.peak)})`, color: '#2471a3', values: report.managed.rows.map(row => row.tokens) },
+  const { native, managed } = report
+  const provider = (session: SessionReport): number[] => session.rows.map(row => row.provider ?? 0)
+  return tokensChart(`AgentTavern, ${turns}-turn roleplay: request tokens, estimated (DSH token meter) and provider-reported`, [
+    { label: `dsh-native, estimated (peak ${count(native.peak)})`, color: '#c0392b', values: native.rows.map(row => row.tokens) },
+    { label: `dsh-native, provider-reported (peak ${count(native.providerPeak)})`, color: '#e59866', dashed: true, values: provider(native) },
+    { label: `agent-managed, estimated (peak ${count(managed.peak)})`, color: '#2471a3', values: managed.rows.map(row => row.tokens) },
+    { label: `agent-managed, provider-reported (peak ${count(managed.providerPeak)})`, color: '#7fb3d5', dashed: true, values: provider(managed) },
   ])
 }
 

@@ -1,22 +1,31 @@
 /**
- * Which context modes the host can run. `agent-managed` needs the `agent/context` seam (patched agent loop) and a
- * compaction engine that measures pressure on the effective projection; without either it is unavailable and
- * enabling it fails, never degrading to a projection the host cannot honour.
+ * Which context modes the host can run, in AgentTavern's shape: `native` needs the native prerequisites (the plugin
+ * composed on an agent, an agent-scoped prompt, tool registration, durable session events); `managed` needs those
+ * plus the `agent/context` seam and projection-aware compaction. Each is probed through what it adds to the host,
+ * and a missing one makes its mode unavailable: enabling it fails, never degrading to a projection the host cannot
+ * honour.
  * @module @dsh-context/agent-tavern/capabilities
  */
 
 import type { Context } from '@deepseek-ai/cordis'
 import { hasAgentContextSeam } from '@dsh-context/agent-loop-patch'
+import { hasProjectionAwareCompaction } from '@dsh-context/compaction-effective-projection'
 import { AgentTavernError } from './errors.ts'
 import type { ContextMode } from './mode.ts'
 
-/** A host capability a mode depends on. */
-export type TavernCapability = 'agent/context' | 'projection-aware-compaction'
+/** A host capability a mode depends on (AgentTavern's names). */
+export type TavernCapability =
+  | 'preset'
+  | 'scoped-prompt'
+  | 'tools'
+  | 'durable-events'
+  | 'agent/context'
+  | 'projection-aware-compaction'
 
 /** Whether one mode can run, and what it lacks. */
 export interface ModeAvailability {
   readonly available: boolean
-  /** Missing capabilities, in a fixed order. */
+  /** Missing capabilities: native prerequisites first, in a fixed order. */
   readonly missing: readonly TavernCapability[]
   /** One sentence per missing capability. */
   readonly reasons: readonly string[]
@@ -24,43 +33,63 @@ export interface ModeAvailability {
 
 /** What {@link inspectCapabilities} reports. */
 export interface TavernCapabilities {
+  /** The preset AgentTavern composes agents from: the plugin's name. */
+  readonly presetId: string
   readonly native: ModeAvailability
   readonly managed: ModeAvailability
+  /** ISO 8601 time of the check. */
+  readonly checkedAt: string
 }
 
-/** The `projectionAware` value the agreed compaction flag carries (`@dsh-context/compaction-effective-projection`). */
-export const PROJECTION_AWARE_COMPACTION = 1
+/** The preset id AgentTavern reports. */
+export const PRESET_ID = 'agent-tavern'
 
-function hasProjectionAwareCompaction(ctx: Context): boolean {
-  const compaction = ctx.get('compaction') as { projectionAware?: unknown } | undefined
-  return compaction?.projectionAware === PROJECTION_AWARE_COMPACTION
+const NATIVE: readonly TavernCapability[] = ['preset', 'scoped-prompt', 'tools', 'durable-events']
+const MANAGED: readonly TavernCapability[] = [...NATIVE, 'agent/context', 'projection-aware-compaction']
+
+const REASONS: Record<TavernCapability, string> = {
+  'preset': 'no agent loop composes agents with their own contexts (ctx.agentLoop), so AgentTavern cannot be mounted per agent',
+  'scoped-prompt': 'no system prompt service with agent-scoped sections and contexts (ctx.systemPrompt.section/context)',
+  'tools': 'no tool registry (ctx.tools.register)',
+  'durable-events': 'no session store keeps durable session logs (ctx.sessions)',
+  'agent/context': 'the agent loop does not implement the agent/context seam (hasAgentContextSeam)',
+  'projection-aware-compaction': 'no compaction engine measures pressure on the effective projection (hasProjectionAwareCompaction)',
 }
 
-/** Why each capability is missing; an empty list means present. */
-function gaps(ctx: Context): Record<TavernCapability, string[]> {
-  return {
-    'agent/context': hasAgentContextSeam(ctx)
-      ? []
-      : ['the agent loop does not implement the agent/context seam (ctx.agentLoop.contextSeam !== 1)'],
-    'projection-aware-compaction': hasProjectionAwareCompaction(ctx)
-      ? []
-      : ['no compaction engine measures pressure on the effective projection (ctx.compaction.projectionAware !== 1)'],
+const isFunction = (value: unknown): boolean => typeof value === 'function'
+
+/** Whether the host behind a context has one capability, probed through what it adds. */
+function has(ctx: Context, capability: TavernCapability): boolean {
+  switch (capability) {
+    case 'preset':
+      return ctx.agent !== undefined || ctx.get('agentLoop') !== undefined
+    case 'scoped-prompt': {
+      const prompt = ctx.get('systemPrompt') as { section?: unknown; context?: unknown } | undefined
+      return isFunction(prompt?.section) && isFunction(prompt?.context)
+    }
+    case 'tools':
+      return isFunction((ctx.get('tools') as { register?: unknown } | undefined)?.register)
+    case 'durable-events':
+      return ctx.get('sessions') !== undefined
+    case 'agent/context':
+      return hasAgentContextSeam(ctx)
+    case 'projection-aware-compaction':
+      return hasProjectionAwareCompaction(ctx)
   }
+}
+
+function availability(ctx: Context, needs: readonly TavernCapability[]): ModeAvailability {
+  const missing = needs.filter(capability => !has(ctx, capability))
+  return { available: missing.length === 0, missing, reasons: missing.map(capability => REASONS[capability]) }
 }
 
 /**
- * Inspect the host behind a context. `agent/context` is the seam's flag; `projection-aware-compaction` the agreed
- * compaction flag, duck-typed.
+ * Inspect the host behind a context.
  * @param ctx - any context of the app, usually `agent.ctx`.
- * @returns `native` (always available) and `managed` with what it lacks.
+ * @returns both modes with what each lacks.
  */
 export function inspectCapabilities(ctx: Context): TavernCapabilities {
-  const found = gaps(ctx)
-  const missing = (Object.keys(found) as TavernCapability[]).filter(name => found[name].length > 0)
-  return {
-    native: { available: true, missing: [], reasons: [] },
-    managed: { available: missing.length === 0, missing, reasons: missing.flatMap(name => found[name]) },
-  }
+  return { presetId: PRESET_ID, native: availability(ctx, NATIVE), managed: availability(ctx, MANAGED), checkedAt: new Date().toISOString() }
 }
 
 /**
@@ -71,9 +100,8 @@ export function inspectCapabilities(ctx: Context): TavernCapabilities {
  * @throws {AgentTavernError} `mode-unavailable` naming the missing capabilities and why each is missing.
  */
 export function assertModeAvailable(ctx: Context, agent: string, mode: ContextMode): void {
-  if (mode === 'dsh-native') return
-  const { managed } = inspectCapabilities(ctx)
-  if (!managed.available) {
-    throw new AgentTavernError('mode-unavailable', agent, `agent-managed is unavailable on this host: ${managed.reasons.join('; ')}`, managed.missing)
+  const found = inspectCapabilities(ctx)[mode === 'dsh-native' ? 'native' : 'managed']
+  if (!found.available) {
+    throw new AgentTavernError('mode-unavailable', agent, `${mode} is unavailable on this host: ${found.reasons.join('; ')}`, found.missing)
   }
 }

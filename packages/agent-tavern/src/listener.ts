@@ -1,6 +1,7 @@
 /**
  * The `agent-managed` `agent/context` listener: prices and describes the offered nodes, runs the selection policy
- * and returns its `include` with the policy's `revision`. The policy's cache epoch lives in the listener; after a
+ * and returns its `include` with the policy's `revision`. Its cap is calibrated by provider usage exactly as
+ * projection-aware compaction calibrates pressure (`UsageCalibration`, `calibrationFactor`). The policy's cache epoch lives in the listener; after a
  * resume or a mode switch the first request starts a new epoch.
  * @module @dsh-context/agent-tavern/listener
  */
@@ -8,13 +9,15 @@
 import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
 import { toolUnits } from '@dsh-context/agent-context'
+import type { RequestPricer } from '@dsh-context/compaction-effective-projection'
+import { calibrationFactor, requestEnvelope, UsageCalibration } from '@dsh-context/compaction-effective-projection'
+import { reminderOf, REMINDER_SOURCES } from './anchor.ts'
 import { AgentTavernError } from './errors.ts'
 import { terms } from './lexical.ts'
-import { DEFAULT_IMPORTANCE, MEMORY_WRITE, messageText } from './log.ts'
+import { messageText } from './log.ts'
+import { declaredImportance } from './memory.ts'
 import type { PolicyConfig, PolicyNode, PolicySelection, PolicyState } from './policy.ts'
 import { policyRevision, selectContext } from './policy.ts'
-import type { MessagePricer } from './tokens.ts'
-import { headerTokens } from './tokens.ts'
 
 /** Source plugin of DSH's runtime-context snapshots (`RuntimeContextProjection` in dsh-agent-loop). */
 export const RUNTIME_CONTEXT_SOURCE = '@deepseek-ai/dsh-system-prompt'
@@ -31,7 +34,7 @@ export interface ContextPayload {
 /** Services the listener uses. */
 export interface ListenerServices {
   /** `ctx.tokenMeter`. */
-  readonly meter: MessagePricer
+  readonly meter: RequestPricer
   /** Resolves the agent route's context window (`ctx.llm.resolveModelInfo`). */
   readonly contextWindow: (signal: AbortSignal) => Promise<number | undefined>
 }
@@ -48,34 +51,18 @@ export function snapshotSource(message: Message): string | undefined {
   return source.plugin === RUNTIME_CONTEXT_SOURCE || source.form === 'snapshot' ? source.plugin : undefined
 }
 
-/** Importance of a node: the declared importance of the `memory_write` calls it carries, else 0. */
-function importanceOf(message: Message): number {
-  let importance = 0
-  for (const block of message.content) {
-    if (block.type !== 'tool-call' || block.name !== MEMORY_WRITE) continue
-    let declared: unknown
-    try {
-      declared = (JSON.parse(block.arguments) as { importance?: unknown }).importance
-    } catch {
-      // Unparsable arguments: the call failed validation, so it kept no note worth pinning.
-      continue
-    }
-    importance = Math.max(importance, typeof declared === 'number' ? declared : DEFAULT_IMPORTANCE)
-  }
-  return importance
-}
-
 /** The policy view of a node; pure in the message, so cached by seq. */
-function describe(meter: MessagePricer, node: ContextNode): PolicyNode {
+function describe(meter: RequestPricer, node: ContextNode): PolicyNode {
   const { seq, message } = node
-  const snapshotOf = snapshotSource(message)
+  const reminder = reminderOf(message)
+  const standing = snapshotSource(message) ?? (reminder === undefined ? undefined : REMINDER_SOURCES[reminder])
   return {
     seq,
     tokens: meter.estimateMessage(message),
     turnStart: message.role === 'user' && message.source.kind === 'user',
-    ...snapshotOf === undefined ? {} : { snapshotOf },
+    ...standing === undefined ? {} : { standing },
     terms: terms(messageText(message)),
-    importance: importanceOf(message),
+    importance: declaredImportance(message),
   }
 }
 
@@ -102,6 +89,7 @@ export interface ManagedProjector {
 export function managedProjector(agent: Agent, policy: PolicyConfig, services: ListenerServices): ManagedProjector {
   const revision = policyRevision(policy)
   const described = new Map<number, PolicyNode>()
+  const calibration = new UsageCalibration(services.meter)
   let state: PolicyState | undefined
   let last: PolicySelection | undefined
   const project = async (payload: ContextPayload, next: () => Promise<ContextSelection>): Promise<ContextSelection> => {
@@ -110,6 +98,7 @@ export function managedProjector(agent: Agent, policy: PolicyConfig, services: L
     if (contextWindow === undefined) {
       throw new AgentTavernError('no-context-window', String(agent.id), `route ${agent.options.provider}/${agent.options.model} reports no context window, so the agent-managed budget cannot be derived`)
     }
+    calibration.follow(agent.session.events)
     const nodes = payload.nodes.map(node => described.get(node.seq) ?? cache(node))
     const query = nodes.findLast(node => node.turnStart)?.terms ?? []
     last = selectContext({
@@ -117,8 +106,9 @@ export function managedProjector(agent: Agent, policy: PolicyConfig, services: L
       requiredSeqs: payload.requiredSeqs,
       units: toolUnits(payload.nodes),
       query,
-      headerTokens: headerTokens(payload.system, payload.tools),
+      headerTokens: services.meter.estimateHeader(requestEnvelope(payload.system, payload.tools)),
       contextWindow,
+      calibration: calibrationFactor(calibration.sample),
     }, policy, state)
     state = last.state
     const kept = new Set(offered.include)

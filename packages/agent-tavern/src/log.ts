@@ -1,8 +1,7 @@
 /**
  * What AgentTavern reads back from the durable session log: the story transcript (every user message and assistant
- * reply, whether or not a projection or compaction left it out of later requests) and the memory notes the model
- * wrote with `memory_write`. Pure folds over events; the tools and the context snapshots are built on them, so
- * everything the model sees from AgentTavern is rebuilt from the log.
+ * reply, whether or not a projection or compaction left it out of later requests), searched and read by range. Pure
+ * folds over events, so what the history tools return is rebuilt from the log.
  * @module @dsh-context/agent-tavern/log
  */
 
@@ -27,27 +26,6 @@ export interface HistoryHit {
   readonly score: number
   readonly snippet: string
 }
-
-/** A note the model kept with `memory_write`. */
-export interface MemoryNote {
-  /** The `memory_write` call id. */
-  readonly id: string
-  readonly text: string
-  readonly tags: readonly string[]
-  readonly importance: number
-  /** Seq of the `tool/call` event that wrote it. */
-  readonly seq: number
-  readonly turn: number
-}
-
-/** One `memory_search` hit. */
-export interface MemoryHit extends MemoryNote {
-  /** `relevance * 100 + importance * 10 + freshness`, freshness in [0, 1] by write order. */
-  readonly score: number
-}
-
-/** The tool name whose successful calls are memory notes. */
-export const MEMORY_WRITE = 'memory_write'
 
 /**
  * The model-facing text of content blocks: text and reasoning verbatim, tool calls as `name arguments`, tool results
@@ -101,6 +79,15 @@ export function transcript(events: readonly SessionEvent[]): TranscriptEntry[] {
   }
 }
 
+/** A `tavern_history_search` result. */
+export interface HistorySearch {
+  readonly hits: readonly HistoryHit[]
+  /** Whether matching entries were left out by the limit. */
+  readonly truncated: boolean
+  /** Entries searched. */
+  readonly sourceCount: number
+}
+
 /**
  * Search the transcript lexically.
  * @param entries - the transcript.
@@ -112,21 +99,21 @@ export function searchHistory(
   entries: readonly TranscriptEntry[],
   query: string,
   options: { readonly limit: number; readonly snippetChars: number; readonly beforeTurn: number },
-): HistoryHit[] {
+): HistorySearch {
   const wanted = terms(query)
-  return entries
-    .filter(entry => entry.turn < options.beforeTurn)
+  const sources = entries.filter(entry => entry.turn < options.beforeTurn)
+  const matched = sources
     .map(entry => ({ entry, score: relevance(wanted, new Set(terms(entry.text))) }))
     .filter(({ score }) => score > 0)
     .sort((a, b) => b.score - a.score || a.entry.seq - b.entry.seq)
-    .slice(0, options.limit)
-    .map(({ entry, score }) => ({
-      seq: entry.seq,
-      turn: entry.turn,
-      role: entry.role,
-      score: Math.round(score * 1000) / 1000,
-      snippet: snippet(entry.text, wanted, options.snippetChars),
-    }))
+  const hits = matched.slice(0, options.limit).map(({ entry, score }) => ({
+    seq: entry.seq,
+    turn: entry.turn,
+    role: entry.role,
+    score: Math.round(score * 1000) / 1000,
+    snippet: snippet(entry.text, wanted, options.snippetChars),
+  }))
+  return { hits, truncated: matched.length > hits.length, sourceCount: sources.length }
 }
 
 /** An inclusive range of the transcript, by seq or by turn. */
@@ -153,68 +140,4 @@ export function readHistory(entries: readonly TranscriptEntry[], range: HistoryR
     left -= entry.text.length
   }
   return { entries: out, truncated: left < 0 }
-}
-
-function noteFrom(call: SessionEvent<'tool/call'>): MemoryNote | undefined {
-  let args: unknown
-  try {
-    args = JSON.parse(call.data.arguments)
-  } catch {
-    // A call whose arguments are not JSON never executed successfully, so it wrote no note.
-    return undefined
-  }
-  if (typeof args !== 'object' || args === null) return undefined
-  const { text, tags, importance } = args as { text?: unknown; tags?: unknown; importance?: unknown }
-  if (typeof text !== 'string') return undefined
-  return {
-    id: call.data.callId,
-    text,
-    tags: Array.isArray(tags) ? tags.filter((tag): tag is string => typeof tag === 'string') : [],
-    importance: typeof importance === 'number' ? importance : DEFAULT_IMPORTANCE,
-    seq: call.seq,
-    turn: call.data.turn,
-  }
-}
-
-/** Importance of a note written without one. */
-export const DEFAULT_IMPORTANCE = 0.5
-
-function failed(result: SessionEvent<'tool/result'>): boolean {
-  return result.data.error !== undefined || result.data.message.content.some(block => block.isError === true)
-}
-
-/**
- * The memory notes: every `memory_write` call whose `tool/result` is not an error, in write order.
- * @param events - a session log.
- * @returns the notes.
- */
-export function memoryNotes(events: readonly SessionEvent[]): MemoryNote[] {
-  const calls = new Map<string, SessionEvent<'tool/call'>>()
-  const notes: MemoryNote[] = []
-  for (const event of events) {
-    if (event.type === 'tool/call' && event.data.name === MEMORY_WRITE) calls.set(event.data.callId, event)
-    if (event.type !== 'tool/result' || failed(event)) continue
-    const call = calls.get(event.data.message.source.callId)
-    const note = call === undefined ? undefined : noteFrom(call)
-    if (note !== undefined) notes.push(note)
-  }
-  return notes
-}
-
-/**
- * Search memory notes: lexical relevance first, then importance and freshness.
- * @param notes - notes in write order.
- * @param query - the search text.
- * @param limit - the most hits.
- * @returns hits with relevance above 0, best first.
- */
-export function searchMemory(notes: readonly MemoryNote[], query: string, limit: number): MemoryHit[] {
-  const wanted = terms(query)
-  const scale = Math.max(1, notes.length - 1)
-  return notes
-    .map((note, i) => ({ note, match: relevance(wanted, new Set(terms(`${note.text} ${note.tags.join(' ')}`))), freshness: i / scale }))
-    .filter(({ match }) => match > 0)
-    .map(({ note, match, freshness }) => ({ ...note, score: Math.round((match * 100 + note.importance * 10 + freshness) * 1000) / 1000 }))
-    .sort((a, b) => b.score - a.score || b.seq - a.seq)
-    .slice(0, limit)
 }

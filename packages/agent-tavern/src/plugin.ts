@@ -1,8 +1,9 @@
 /**
  * The AgentTavern cordis plugin. Mounted on one agent's context (`agent.ctx.plugin(AgentTavern, config)`, or as a
- * row of an agent preset), it registers, in that agent's scope only: the character as the persona section, the
- * kernel contract section, the scene and facts as runtime-context snapshots, the four tools, and, while the session's
- * mode is `agent-managed`, the `agent/context` listener.
+ * row of an agent preset), it checks its policy against the route's context window, then registers, in that agent's
+ * scope only: the character as the persona section, the kernel contract section, the scene, facts and triggered lore
+ * as runtime-context snapshots, the tools, the opening and anchor reminders, and, while the session's mode is
+ * `agent-managed`, the `agent/context` listener.
  * @module @dsh-context/agent-tavern/plugin
  */
 
@@ -10,15 +11,18 @@ import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import { PERSONA_ORDER, PERSONA_SECTION } from '@deepseek-ai/dsh-system-prompt'
 import type {} from '@deepseek-ai/dsh-token-meter'
+import { registerReminders } from './anchor.ts'
 import { assertModeAvailable } from './capabilities.ts'
 import type { Config as TavernConfig } from './config.ts'
 import { Config as ConfigSchema, resolveConfig } from './config.ts'
 import { AgentTavernError } from './errors.ts'
 import { managedProjector } from './listener.ts'
 import type { ManagedProjector } from './listener.ts'
-import { memoryNotes } from './log.ts'
+import { loreContext, triggeredLore } from './lore.ts'
+import { activeMemories } from './memory.ts'
 import type { ContextMode } from './mode.ts'
 import { CONTEXT_MODE_EVENT, lastEndedTurn, recordedMode } from './mode.ts'
+import { budgetFor } from './policy.ts'
 import { tavernTools } from './tools.ts'
 
 /** Plugin name. */
@@ -35,6 +39,7 @@ export const PROMPT_NAMES = {
   kernel: 'agent-tavern:kernel',
   scene: 'agent-tavern:scene',
   facts: 'agent-tavern:facts',
+  lore: 'agent-tavern:lore',
 } as const
 
 /** Prompt order of the kernel section: right after the persona. */
@@ -102,16 +107,46 @@ function controllerOf(agent: Agent): ModeController {
 }
 
 /**
+ * Check the policy against the route's context window, so a config that could never project a request fails here and
+ * not on every turn.
+ * @param agent - the agent.
+ * @param config - the resolved config.
+ * @param contextWindow - the route's context window, when it reports one.
+ * @throws {AgentTavernError} `invalid-config` with the budgets and the window; `no-context-window` when a fresh
+ *   `agent-managed` session's route reports none.
+ */
+function assertFitsWindow(agent: Agent, config: TavernConfig, contextWindow: number | undefined): void {
+  const route = `${agent.options.provider}/${agent.options.model}`
+  if (contextWindow === undefined) {
+    if (config.contextMode === 'dsh-native') return
+    throw new AgentTavernError('no-context-window', String(agent.id), `route ${route} reports no context window, so the agent-managed budget cannot be derived`)
+  }
+  try {
+    budgetFor(config.policy, contextWindow)
+  } catch (error: unknown) {
+    if (!(error instanceof AgentTavernError)) throw error
+    throw new AgentTavernError(error.code, String(agent.id), `route ${route}: ${error.message.replace(/^AgentTavern: /, '')}`, [], { cause: error })
+  }
+}
+
+/**
  * Apply AgentTavern to the agent whose context this is.
  * @param ctx - the agent's context (`agent.ctx`) or a preset context derived from it.
  * @param raw - the plugin config.
- * @throws {AgentTavernError} `no-agent` off an agent context, `invalid-config`, or `mode-unavailable` when the
- *   session's mode (recorded, or `contextMode` for a fresh session) is `agent-managed` on a host that cannot run it.
+ * @throws {AgentTavernError} `no-agent` off an agent context, `invalid-config` (also when the policy does not fit the
+ *   route's context window), or `mode-unavailable` when the session's mode (recorded, or `contextMode` for a fresh
+ *   session) cannot run on this host.
  */
-export function apply(ctx: Context, raw: TavernConfig): void {
+export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
   const config = resolveConfig(raw)
   const agent = ctx.agent
   if (agent === undefined) throw new AgentTavernError('no-agent', undefined, 'mount the plugin on an agent\'s context (agent.ctx) or in an agent preset')
+  const route = agent.options
+  const lookup = (signal: AbortSignal): Promise<number | undefined> =>
+    ctx.llm.resolveModelInfo(route.provider ?? '', route.model ?? '', signal).then(info => info.context?.contextWindow)
+  const mounted = await lookup(new AbortController().signal)
+  assertFitsWindow(agent, config, mounted)
+
   const { session } = agent
   const { character } = config
   ctx.systemPrompt.section({ name: PERSONA_SECTION, order: PERSONA_ORDER, text: `You are ${character.name}. ${character.identity}` })
@@ -120,7 +155,7 @@ export function apply(ctx: Context, raw: TavernConfig): void {
     name: PROMPT_NAMES.scene,
     order: 10,
     text: () => {
-      const scene = memoryNotes(session.events).findLast(note => note.tags.includes('scene'))?.text ?? config.scene
+      const scene = activeMemories(session.events).findLast(record => record.tags.includes('scene'))?.text ?? config.scene
       return scene.length === 0 ? '' : `Current scene: ${scene}`
     },
   })
@@ -128,23 +163,25 @@ export function apply(ctx: Context, raw: TavernConfig): void {
     name: PROMPT_NAMES.facts,
     order: 20,
     text: () => {
-      const facts = memoryNotes(session.events).filter(note => note.tags.includes('fact')).slice(-config.factsLimit)
-      return facts.length === 0 ? '' : `Facts of the story:\n${facts.map(note => `- ${note.text}`).join('\n')}`
+      const facts = activeMemories(session.events).filter(record => record.tags.includes('fact')).slice(-config.factsLimit)
+      return facts.length === 0 ? '' : `Facts of the story:\n${facts.map(record => `- ${record.text}`).join('\n')}`
     },
   })
-  for (const tool of tavernTools(session, config.tools)) ctx.tools.register(tool)
+  ctx.systemPrompt.context({
+    name: PROMPT_NAMES.lore,
+    order: 30,
+    text: () => loreContext(triggeredLore(config.lore.entries, session.events, config.lore.scanTurns)),
+  })
+  for (const tool of tavernTools(session, config.tools, config.lore.entries)) ctx.tools.register(tool)
+  registerReminders(ctx, agent, config.anchorEvery)
 
-  const route = agent.options
-  let window: Promise<number | undefined> | undefined
+  let window: Promise<number | undefined> | undefined = Promise.resolve(mounted)
   const projector = managedProjector(agent, config.policy, {
     meter: ctx.tokenMeter,
-    contextWindow: signal => window ??= ctx.llm.resolveModelInfo(route.provider ?? '', route.model ?? '', signal).then(
-      info => info.context?.contextWindow,
-      (error: unknown) => {
-        window = undefined
-        throw error
-      },
-    ),
+    contextWindow: signal => window ??= lookup(signal).catch((error: unknown) => {
+      window = undefined
+      throw error
+    }),
   })
   const controller = new ModeController(ctx, agent, projector)
   controller.start(config.contextMode)

@@ -1,12 +1,13 @@
 /**
  * The `agent-managed` selection policy: a pure, deterministic choice of the surface nodes one request sends.
  *
- * A request sends the pinned nodes (node 0, the host's required seqs, the newest snapshot of each context source,
- * each with its whole tool unit), every node from the forgetting boundary to the tail (the recent turns), and the
+ * A request sends the pinned nodes (node 0, the host's required seqs, the newest node of each standing source: each
+ * context source's snapshot, the lore among them, and each reminder kind; each with its whole tool unit), every node from the forgetting boundary to the tail (the recent turns), and the
  * retrieved older nodes chosen when the boundary last moved. The boundary sits on a turn start and only moves
  * forward: when the recent turns exceed their budget it advances by whole turns, freeing at least `blockTokens`, and
  * only then are the older nodes re-ranked. Between advances every request extends the previous one, so consecutive
- * requests share their whole prefix (provider KV cache).
+ * requests share their whole prefix (provider KV cache). Budgets are provider tokens: the meter's estimates are
+ * scaled by the calibration factor projection-aware compaction derives from provider usage.
  * @module @dsh-context/agent-tavern/policy
  */
 
@@ -15,7 +16,7 @@ import { AgentTavernError } from './errors.ts'
 import { relevance } from './lexical.ts'
 
 /** Version of the selection rules; part of every `revision`. */
-export const POLICY_VERSION = 1
+export const POLICY_VERSION = 2
 
 /** Shares of the route's context window. */
 export interface PolicyShares {
@@ -39,7 +40,7 @@ export interface PolicyWeights {
 /** The policy's tunables. */
 export interface PolicyConfig {
   readonly shares: PolicyShares
-  /** The least a boundary advance frees, in tokens; larger blocks mean fewer prefix changes and larger requests. */
+  /** The least a boundary advance frees, in provider tokens; larger blocks mean fewer prefix changes and larger requests. */
   readonly blockTokens: number
   readonly weights: PolicyWeights
 }
@@ -51,8 +52,11 @@ export interface PolicyNode {
   readonly tokens: number
   /** Whether a turn starts here (a user-sourced message): the only places the boundary may sit. */
   readonly turnStart: boolean
-  /** The context source whose snapshot this node is, when it is one. */
-  readonly snapshotOf?: string
+  /**
+   * The standing source this node belongs to, when it is one: a context source's snapshot or a reminder kind. The
+   * newest node of each standing source is pinned.
+   */
+  readonly standing?: string
   /** Lexical terms of its text. */
   readonly terms: readonly string[]
   /** Importance in [0, 1]; 0 means the node is retrieved only for its relevance. */
@@ -73,6 +77,8 @@ export interface PolicyInput {
   readonly headerTokens: number
   /** The route's context window in tokens. */
   readonly contextWindow: number
+  /** Provider tokens per estimated token (`calibrationFactor`, at least 1); 1 without provider usage. */
+  readonly calibration: number
 }
 
 /** What a selection carries to the next one: the cache epoch. */
@@ -99,8 +105,11 @@ export interface PolicySelection {
   readonly state: PolicyState
   /** Whether a new epoch began: the boundary moved or the previous state no longer matched the surface. */
   readonly advanced: boolean
-  /** Header plus included node tokens. */
+  /** Header plus included node tokens (the meter's estimate). */
   readonly tokens: number
+  /** `tokens` times the calibration factor, rounded up: what the cap bounds. */
+  readonly calibratedTokens: number
+  /** Budgets in provider tokens. */
   readonly budget: PolicyBudget
 }
 
@@ -138,8 +147,9 @@ export function budgetFor(config: PolicyConfig, contextWindow: number): PolicyBu
     input: Math.floor((1 - shares.reply) * contextWindow),
   }
   if (config.blockTokens > budget.recent) {
-    throw new AgentTavernError('invalid-config', undefined, `policy blockTokens ${config.blockTokens} exceeds the recent budget ${budget.recent} of a ${contextWindow}-token context window`)
+    throw new AgentTavernError('invalid-config', undefined, `policy blockTokens ${config.blockTokens} exceeds the recent budget ${budget.recent} tokens (recent share ${shares.recent} of a ${contextWindow}-token context window); lower blockTokens to at most ${budget.recent} or raise the recent share to at least ${Math.ceil(config.blockTokens / contextWindow * 10_000) / 10_000}`)
   }
+  if (budget.input < 1) throw new AgentTavernError('invalid-config', undefined, `policy reply share ${shares.reply} leaves no input budget in a ${contextWindow}-token context window`)
   return budget
 }
 
@@ -184,9 +194,9 @@ function pinnedSeqs(input: PolicyInput): Set<number> {
   for (const seq of input.requiredSeqs) pin(seq)
   const sources = new Set<string>()
   for (let i = input.nodes.length - 1; i >= 0; i--) {
-    const { seq, snapshotOf } = input.nodes[i] as PolicyNode
-    if (snapshotOf === undefined || sources.has(snapshotOf)) continue
-    sources.add(snapshotOf)
+    const { seq, standing } = input.nodes[i] as PolicyNode
+    if (standing === undefined || sources.has(standing)) continue
+    sources.add(standing)
     pin(seq)
   }
   return pinned
@@ -267,7 +277,7 @@ function validState(surface: Surface, state: PolicyState | undefined): state is 
 
 /**
  * Choose the nodes one request sends.
- * @param input - the surface, required seqs, tool units, query terms, header tokens and context window.
+ * @param input - the surface, required seqs, tool units, query terms, header tokens, context window and calibration.
  * @param config - the policy config ({@link assertPolicyConfig}).
  * @param previous - the state the previous selection returned; a state naming seqs no longer on the surface, or not
  *   keeping a node pinned before its boundary (after a compaction), starts a new epoch.
@@ -275,9 +285,14 @@ function validState(surface: Surface, state: PolicyState | undefined): state is 
  * @throws {AgentTavernError} `invalid-config` from {@link budgetFor}.
  */
 export function selectContext(input: PolicyInput, config: PolicyConfig, previous?: PolicyState): PolicySelection {
-  const budget = budgetFor(config, input.contextWindow)
+  const provider = budgetFor(config, input.contextWindow)
+  const factor = Math.max(1, input.calibration)
+  const budget = { kernel: Math.floor(provider.kernel / factor), recent: Math.floor(provider.recent / factor), retrieved: Math.floor(provider.retrieved / factor), input: Math.floor(provider.input / factor) }
+  const block = Math.max(1, Math.floor(config.blockTokens / factor))
   const { nodes, headerTokens } = input
-  if (nodes.length === 0) return { include: [], state: { boundary: -1, kept: [] }, advanced: true, tokens: headerTokens, budget }
+  const result = (include: number[], state: PolicyState, advanced: boolean, tokens: number): PolicySelection =>
+    ({ include, state, advanced, tokens, calibratedTokens: Math.ceil(tokens * factor), budget: provider })
+  if (nodes.length === 0) return result([], { boundary: -1, kept: [] }, true, headerTokens)
   const surface = surfaceOf(input, config)
   const { pinned, recentFrom, index } = surface
   const pinnedTokens = nodes.reduce((sum, node) => sum + (pinned.has(node.seq) ? node.tokens : 0), 0)
@@ -289,7 +304,7 @@ export function selectContext(input: PolicyInput, config: PolicyConfig, previous
   let advanced = !carried
   const recent = recentFrom[boundary] as number
   if (recent > recentBudget) {
-    const moved = advance(surface, boundary, Math.max(recent - recentBudget, config.blockTokens))
+    const moved = advance(surface, boundary, Math.max(recent - recentBudget, block))
     advanced ||= moved !== boundary
     boundary = moved
   }
@@ -300,7 +315,7 @@ export function selectContext(input: PolicyInput, config: PolicyConfig, previous
   const fixed = (at: number): number => kernelTokens + (recentFrom[at] as number)
   if (fixed(boundary) + keptTokens(kept) > budget.input) {
     while (fixed(boundary) > budget.input) {
-      const next = advance(surface, boundary, Math.max(fixed(boundary) - budget.input, config.blockTokens))
+      const next = advance(surface, boundary, Math.max(fixed(boundary) - budget.input, block))
       if (next === boundary) break
       boundary = next
     }
@@ -318,5 +333,5 @@ export function selectContext(input: PolicyInput, config: PolicyConfig, previous
   })
   const boundarySeq = (nodes[boundary] as PolicyNode).seq
   const keptBefore = include.filter(seq => (index.get(seq) as number) < boundary)
-  return { include, state: { boundary: boundarySeq, kept: keptBefore }, advanced, tokens, budget }
+  return result(include, { boundary: boundarySeq, kept: keptBefore }, advanced, tokens)
 }

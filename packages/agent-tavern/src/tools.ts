@@ -1,7 +1,7 @@
 /**
- * AgentTavern's model-facing tools. Each reads the agent's durable session log, so what a tool returns is rebuilt
- * from the log: `tavern_history_*` read the transcript (including nodes the projection or a compaction left out of
- * requests) and `memory_*` the notes earlier `memory_write` calls recorded as tool calls and results.
+ * AgentTavern's model-facing tools. Each reads the agent's durable session log or the config, so what a tool returns
+ * is rebuilt from the log: `tavern_history_*` read the transcript (including nodes the projection or a compaction left
+ * out of requests), `memory_*` the memory the logged memory calls fold into, `tavern_lore_search` the lore.
  * @module @dsh-context/agent-tavern/tools
  */
 
@@ -12,14 +12,22 @@ import type { ParameterSchemaSpec } from '@deepseek-ai/dsh-tools'
 import { defineTool } from '@deepseek-ai/dsh-tools'
 import type { ToolLimits } from './config.ts'
 import type { HistoryRange } from './log.ts'
-import { MEMORY_WRITE, memoryNotes, readHistory, searchHistory, searchMemory, transcript } from './log.ts'
+import { readHistory, searchHistory, transcript } from './log.ts'
+import type { LoreEntry } from './lore.ts'
+import { searchLore } from './lore.ts'
+import type { MemoryRecord } from './memory.ts'
+import { isActive, logTime, MEMORY_SCOPES, MEMORY_TOOLS, memoryRecords, searchMemory } from './memory.ts'
 
 /** Tool names, as the model calls them. */
 export const TOOL_NAMES = {
   historySearch: 'tavern_history_search',
   historyRead: 'tavern_history_read',
-  memoryWrite: MEMORY_WRITE,
-  memorySearch: 'memory_search',
+  loreSearch: 'tavern_lore_search',
+  memoryWrite: MEMORY_TOOLS.write,
+  memorySearch: MEMORY_TOOLS.search,
+  memoryRead: MEMORY_TOOLS.read,
+  memoryUpdate: MEMORY_TOOLS.update,
+  memoryForget: MEMORY_TOOLS.forget,
 } as const
 
 const json = (_args: unknown, value: unknown): ContentBlock[] => [{ type: 'text', text: JSON.stringify(value) }]
@@ -27,6 +35,22 @@ const json = (_args: unknown, value: unknown): ContentBlock[] => [{ type: 'text'
 const ROLE = { type: 'string', enum: ['user', 'assistant'], required: true } as const
 const INTEGER = { type: 'integer', required: true } as const
 const LIMIT = { type: 'integer', description: 'Most hits to return (capped by the deployment).' } as const
+const ID = { type: 'string', required: true, description: 'The memory id memory_write returned.' } as const
+const UNIT = { type: 'number', description: 'From 0 to 1.' } as const
+const SCOPE = { type: 'string', enum: [...MEMORY_SCOPES], description: 'Where the memory applies; default chat.' } as const
+const EXPIRES = { type: 'string', description: 'ISO 8601 time after which the memory no longer applies.' } as const
+const RECORD = {
+  id: { type: 'string', required: true },
+  text: { type: 'string', required: true },
+  tags: { type: 'array', required: true, items: { type: 'string' } },
+  scope: { type: 'string', required: true },
+  importance: { type: 'number', required: true },
+  confidence: { type: 'number', required: true },
+  turn: INTEGER,
+  createdAt: { type: 'string', required: true },
+  updatedAt: { type: 'string', required: true },
+  expiresAt: { type: 'string' },
+} as const
 
 /** A closed object schema. */
 function record<const P extends ParameterSchemaSpec>(properties: P): { type: 'object'; additionalProperties: false; properties: P } {
@@ -42,6 +66,32 @@ function currentTurn(session: Session): number {
   return session.events.findLast(event => event.type === 'turn/start')?.data.turn ?? 0
 }
 
+/** Reject importance or confidence outside [0, 1] and an unparsable expiry. */
+function checkFields(args: { importance?: number; confidence?: number; expiresAt?: string }): void {
+  for (const name of ['importance', 'confidence'] as const) {
+    const value = args[name]
+    if (value !== undefined && !(value >= 0 && value <= 1)) throw new Error(`${name} ${value} is not between 0 and 1`)
+  }
+  if (args.expiresAt !== undefined && Number.isNaN(Date.parse(args.expiresAt))) throw new Error(`expiresAt ${JSON.stringify(args.expiresAt)} is not an ISO 8601 time`)
+}
+
+/** The active record with an id, else a model-readable error naming why not. */
+function activeRecord(session: Session, id: string): MemoryRecord {
+  const record = memoryRecords(session.events).get(id)
+  if (record === undefined) throw new Error(`no memory has id ${JSON.stringify(id)}`)
+  if (record.forgottenAt !== undefined) throw new Error(`memory ${JSON.stringify(id)} was forgotten`)
+  if (!isActive(record, logTime(session.events))) throw new Error(`memory ${JSON.stringify(id)} expired`)
+  return record
+}
+
+const iso = (at: number): string => new Date(at).toISOString()
+
+/** A record as the memory tools return it. */
+function recordView(record: MemoryRecord): { id: string; text: string; tags: string[]; scope: string; importance: number; confidence: number; turn: number; createdAt: string; updatedAt: string; expiresAt?: string } {
+  const { id, text, tags, scope, importance, confidence, turn, createdAt, updatedAt, expiresAt } = record
+  return { id, text, tags: [...tags], scope, importance, confidence, turn, createdAt: iso(createdAt), updatedAt: iso(updatedAt), ...expiresAt === undefined ? {} : { expiresAt: iso(expiresAt) } }
+}
+
 function rangeOf(args: { fromSeq?: number; toSeq?: number; fromTurn?: number; toTurn?: number }): HistoryRange {
   const bySeq = args.fromSeq !== undefined || args.toSeq !== undefined
   const byTurn = args.fromTurn !== undefined || args.toTurn !== undefined
@@ -52,12 +102,13 @@ function rangeOf(args: { fromSeq?: number; toSeq?: number; fromTurn?: number; to
 }
 
 /**
- * The four AgentTavern tools for one agent's session.
+ * The AgentTavern tools for one agent's session.
  * @param session - the agent's session; every call reads its log.
  * @param limits - result limits.
+ * @param lore - the world-info entries.
  * @returns registry-ready definitions.
  */
-export function tavernTools(session: Session, limits: ToolLimits): ToolDefinition[] {
+export function tavernTools(session: Session, limits: ToolLimits, lore: readonly LoreEntry[]): ToolDefinition[] {
   const cap = (limit: number | undefined): number => Math.min(limit ?? limits.searchLimit, limits.searchLimit)
   return [
     defineTool({
@@ -70,15 +121,15 @@ export function tavernTools(session: Session, limits: ToolLimits): ToolDefinitio
       output: {
         schema: record({
           hits: listOf({ seq: INTEGER, turn: INTEGER, role: ROLE, score: { type: 'number', required: true }, snippet: { type: 'string', required: true } }),
-          searched: { type: 'integer', required: true, description: 'Story entries searched.' },
+          truncated: { type: 'boolean', required: true, description: 'More entries matched than were returned.' },
+          sourceCount: { type: 'integer', required: true, description: 'Story entries searched.' },
         }),
         render: json,
       },
       isConcurrencySafe: () => true,
       execute(args) {
-        const entries = transcript(session.events)
-        const hits = searchHistory(entries, args.query, { limit: cap(args.limit), snippetChars: limits.snippetChars, beforeTurn: currentTurn(session) })
-        return Promise.resolve({ hits: hits.map(hit => ({ ...hit })), searched: entries.length })
+        const found = searchHistory(transcript(session.events), args.query, { limit: cap(args.limit), snippetChars: limits.snippetChars, beforeTurn: currentTurn(session) })
+        return Promise.resolve({ hits: found.hits.map(hit => ({ ...hit })), truncated: found.truncated, sourceCount: found.sourceCount })
       },
     }),
     defineTool({
@@ -104,48 +155,115 @@ export function tavernTools(session: Session, limits: ToolLimits): ToolDefinitio
       },
     }),
     defineTool({
-      name: TOOL_NAMES.memoryWrite,
-      description: 'Keep a note about the story for later (a fact, a promise, the current scene). Tag "fact" notes appear in the facts context; the newest "scene" note is the current scene.',
-      parameters: {
-        text: { type: 'string', required: true },
-        tags: { type: 'array', items: { type: 'string' } },
-        importance: { type: 'number', description: 'From 0 to 1; default 0.5.' },
-      },
-      output: {
-        schema: record({ id: { type: 'string', required: true } }),
-        render: json,
-      },
-      execute(args, exec) {
-        if (args.importance !== undefined && !(args.importance >= 0 && args.importance <= 1)) {
-          return Promise.reject(new Error(`importance ${args.importance} is not between 0 and 1`))
-        }
-        return Promise.resolve({ id: String(exec.callId) })
-      },
-    }),
-    defineTool({
-      name: TOOL_NAMES.memorySearch,
-      description: 'Search the notes kept with memory_write.',
+      name: TOOL_NAMES.loreSearch,
+      description: 'Search the world info (people, places, factions, items) by name or keyword.',
       parameters: {
         query: { type: 'string', required: true },
         limit: LIMIT,
       },
       output: {
         schema: record({
-          hits: listOf({
-            id: { type: 'string', required: true },
-            text: { type: 'string', required: true },
-            tags: { type: 'array', required: true, items: { type: 'string' } },
-            importance: { type: 'number', required: true },
-            turn: INTEGER,
-            score: { type: 'number', required: true },
-          }),
+          hits: listOf({ name: { type: 'string', required: true }, keywords: { type: 'array', required: true, items: { type: 'string' } }, text: { type: 'string', required: true } }),
+          truncated: { type: 'boolean', required: true },
+          sourceCount: { type: 'integer', required: true },
         }),
         render: json,
       },
       isConcurrencySafe: () => true,
       execute(args) {
-        const hits = searchMemory(memoryNotes(session.events), args.query, cap(args.limit))
-        return Promise.resolve({ hits: hits.map(({ id, text, tags, importance, turn, score }) => ({ id, text, tags: [...tags], importance, turn, score })) })
+        const found = searchLore(lore, args.query, cap(args.limit))
+        return Promise.resolve({ hits: found.hits.map(entry => ({ name: entry.name, keywords: [...entry.keywords], text: entry.text })), truncated: found.truncated, sourceCount: found.sourceCount })
+      },
+    }),
+    defineTool({
+      name: TOOL_NAMES.memoryWrite,
+      description: 'Keep a memory about the story (a fact, a promise, the current scene). Tag "fact" memories appear in the facts context; the newest "scene" memory is the current scene.',
+      parameters: {
+        text: { type: 'string', required: true },
+        tags: { type: 'array', items: { type: 'string' } },
+        scope: SCOPE,
+        importance: UNIT,
+        confidence: UNIT,
+        expiresAt: EXPIRES,
+      },
+      output: { schema: record({ id: { type: 'string', required: true } }), render: json },
+      async execute(args, exec) {
+        checkFields(args)
+        if (args.text.trim().length === 0) throw new Error('text is empty')
+        return { id: String(exec.callId) }
+      },
+    }),
+    defineTool({
+      name: TOOL_NAMES.memorySearch,
+      description: 'Search the kept memories. Scored by match, importance, confidence and freshness.',
+      parameters: {
+        query: { type: 'string', required: true },
+        scope: SCOPE,
+        tags: { type: 'array', items: { type: 'string' }, description: 'Only memories carrying all of these tags.' },
+        limit: LIMIT,
+      },
+      output: {
+        schema: record({
+          hits: listOf({ ...RECORD, score: { type: 'number', required: true }, truncated: { type: 'boolean', required: true } }),
+          truncated: { type: 'boolean', required: true, description: 'Matching memories were left out or cut.' },
+          sourceCount: { type: 'integer', required: true, description: 'Active memories searched.' },
+        }),
+        render: json,
+      },
+      isConcurrencySafe: () => true,
+      execute(args) {
+        const found = searchMemory(memoryRecords(session.events).values(), {
+          query: args.query,
+          limit: cap(args.limit),
+          maxChars: limits.readMaxChars,
+          now: logTime(session.events),
+          ...args.scope === undefined ? {} : { scope: args.scope },
+          ...args.tags === undefined ? {} : { tags: args.tags },
+        })
+        return Promise.resolve({
+          hits: found.hits.map(hit => ({ ...recordView(hit.record), score: hit.score, truncated: hit.truncated })),
+          truncated: found.truncated,
+          sourceCount: found.sourceCount,
+        })
+      },
+    }),
+    defineTool({
+      name: TOOL_NAMES.memoryRead,
+      description: 'Read one memory by id.',
+      parameters: { id: ID },
+      output: { schema: record(RECORD), render: json },
+      isConcurrencySafe: () => true,
+      async execute(args) {
+        return recordView(activeRecord(session, args.id))
+      },
+    }),
+    defineTool({
+      name: TOOL_NAMES.memoryUpdate,
+      description: 'Correct a memory: give its id and the fields that change.',
+      parameters: {
+        id: ID,
+        text: { type: 'string' },
+        tags: { type: 'array', items: { type: 'string' } },
+        scope: SCOPE,
+        importance: UNIT,
+        confidence: UNIT,
+        expiresAt: EXPIRES,
+      },
+      output: { schema: record({ id: { type: 'string', required: true } }), render: json },
+      async execute(args) {
+        checkFields(args)
+        activeRecord(session, args.id)
+        return { id: args.id }
+      },
+    }),
+    defineTool({
+      name: TOOL_NAMES.memoryForget,
+      description: 'Forget a memory that no longer holds. It stays in the story log, marked forgotten.',
+      parameters: { id: ID },
+      output: { schema: record({ id: { type: 'string', required: true }, forgotten: { type: 'boolean', required: true } }), render: json },
+      async execute(args) {
+        activeRecord(session, args.id)
+        return { id: args.id, forgotten: true }
       },
     }),
   ]

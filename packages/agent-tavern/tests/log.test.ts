@@ -1,29 +1,9 @@
-import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { TranscriptEntry } from '../src/index.ts'
-import { memoryNotes, readHistory, relevance, searchHistory, searchMemory, snippet, terms, transcript } from '../src/index.ts'
-
-/** A log in DSH's event form, built the way the loop appends a turn: user message, tool call and result, reply. */
-function log(turns: readonly { user: string; reply: string; write?: { args: string; error?: boolean } }[]): SessionEvent[] {
-  const events: Record<string, unknown>[] = []
-  const push = (type: string, data: unknown): void => { events.push({ type, seq: events.length, time: 0, data }) }
-  turns.forEach(({ user, reply, write }, i) => {
-    const turn = i + 1
-    push('turn/start', { turn })
-    push('user/message', { id: `u${turn}`, role: 'user', content: [{ type: 'text', text: user }], source: { kind: 'user' } })
-    push('user/message', { id: `c${turn}`, role: 'user', content: [{ type: 'text', text: 'Current scene: a context snapshot' }], source: { kind: 'plugin', plugin: 'x' } })
-    if (write !== undefined) {
-      const callId = `call-${turn}`
-      push('assistant/message', { turn, step: 1, message: { id: `a${turn}w`, role: 'assistant', content: [{ type: 'tool-call', id: callId, name: 'memory_write', arguments: write.args }], source: { kind: 'model', provider: 'p', model: 'm' } } })
-      push('tool/call', { turn, step: 1, callId, name: 'memory_write', arguments: write.args })
-      push('tool/result', { turn, step: 1, message: { id: `r${turn}`, role: 'user', content: [{ type: 'tool-result', toolCallId: callId, content: [{ type: 'text', text: '{}' }], isError: write.error === true }], source: { kind: 'tool', callId } } })
-    }
-    push('assistant/message', { turn, step: write === undefined ? 1 : 2, message: { id: `a${turn}`, role: 'assistant', content: [{ type: 'text', text: reply }], source: { kind: 'model', provider: 'p', model: 'm' } } })
-    push('turn/end', { turn, reason: { kind: 'completed' } })
-  })
-  return events as unknown as SessionEvent[]
-}
+import { relevance, snippet, terms } from '../src/lexical.ts'
+import type { TranscriptEntry } from '../src/log.ts'
+import { readHistory, searchHistory, transcript } from '../src/log.ts'
+import { log } from './support.ts'
 
 describe('lexical matching', () => {
   it('finds content terms: lower case, no stopwords or short words, plural s removed', () => {
@@ -50,6 +30,40 @@ describe('lexical matching', () => {
   })
 })
 
+describe('multilingual terms', () => {
+  it('matches Chinese by segmenter words and character bigrams, across different cuts of the same words', () => {
+    const query = terms('黄铜钥匙在哪里')
+    expect(query).toEqual(expect.arrayContaining(['黄铜', '钥匙']))
+    expect(query).not.toContain('哪里')
+    expect(relevance(query, new Set(terms('她把黄铜钥匙藏在了灯塔下面')))).toBe(1)
+    expect(relevance(query, new Set(terms('渡船滑进灰蒙蒙的水面')))).toBe(0)
+    expect(relevance(terms('铜钥'), new Set(terms('一把黄铜钥匙')))).toBe(1)
+  })
+
+  it('drops particles and pronouns from Chinese bigrams', () => {
+    expect(terms('你还记得我的妹妹吗')).toEqual(['妹妹'])
+  })
+
+  it('matches Japanese: kanji words, a lone kanji between kana, katakana words; not particles', () => {
+    const text = new Set(terms('真鍮の鍵は灯台の下に隠した'))
+    expect(relevance(terms('鍵はどこ？'), text)).toBe(1)
+    expect(relevance(terms('灯台'), text)).toBe(1)
+    expect(terms('鍵はどこ？')).toEqual(['鍵'])
+    expect(relevance(terms('ランタン'), new Set(terms('古いランタンを持って')))).toBe(1)
+  })
+
+  it('matches mixed text in either script', () => {
+    const text = new Set(terms('I pay my fare with a green glass coin minted in 科林, 在灯塔下面.'))
+    expect(relevance(terms('green coin'), text)).toBe(1)
+    expect(relevance(terms('科林的灯塔'), text)).toBe(1)
+    expect(relevance(terms('科林 coin lighthouse'), text)).toBeCloseTo(2 / 3)
+  })
+
+  it('normalizes full-width and case', () => {
+    expect(terms('ＫＥＹ４１７ Brass')).toEqual(['key417', 'brass'])
+  })
+})
+
 describe('the transcript', () => {
   const events = log([
     { user: 'I press a brass key stamped 417 into your palm.', reply: 'Mira pockets the key.' },
@@ -70,11 +84,12 @@ describe('the transcript', () => {
   })
 
   it('searches turns before the current one, best score first, then oldest first', () => {
-    const hits = searchHistory(entries, 'brass key', { limit: 5, snippetChars: 200, beforeTurn: 3 })
-    expect(hits.map(hit => [hit.turn, hit.role, hit.score])).toEqual([[1, 'user', 1], [1, 'assistant', 0.5]])
-    expect(hits[0]!.snippet).toContain('417')
-    expect(searchHistory(entries, 'brass key', { limit: 1, snippetChars: 200, beforeTurn: 9 })).toHaveLength(1)
-    expect(searchHistory(entries, 'lighthouse', { limit: 5, snippetChars: 200, beforeTurn: 9 })).toEqual([])
+    const found = searchHistory(entries, 'brass key', { limit: 5, snippetChars: 200, beforeTurn: 3 })
+    expect(found.hits.map(hit => [hit.turn, hit.role, hit.score])).toEqual([[1, 'user', 1], [1, 'assistant', 0.5]])
+    expect(found.hits[0]!.snippet).toContain('417')
+    expect(found).toMatchObject({ truncated: false, sourceCount: 4 })
+    expect(searchHistory(entries, 'brass key', { limit: 1, snippetChars: 200, beforeTurn: 9 })).toMatchObject({ hits: [{ turn: 1 }], truncated: true, sourceCount: 6 })
+    expect(searchHistory(entries, 'lighthouse', { limit: 5, snippetChars: 200, beforeTurn: 9 })).toEqual({ hits: [], truncated: false, sourceCount: 6 })
   })
 
   it('reads exact text by seq or turn range, cut at the character limit', () => {
@@ -84,11 +99,5 @@ describe('the transcript', () => {
     const cut = readHistory(entries, { by: 'turn', from: 1, to: 3 }, 60)
     expect(cut.truncated).toBe(true)
     expect(cut.entries.map(entry => entry.text).join('').length).toBeLessThanOrEqual(61)
-  })
-
-  it('keeps a memory note per successful memory_write call, rebuilt from the logged call and result', () => {
-    expect(memoryNotes(events)).toEqual([{ id: 'call-2', text: 'the key opens the cellar', tags: ['fact'], importance: 0.9, seq: 9, turn: 2 }])
-    const hits = searchMemory(memoryNotes(events), 'cellar key', 5)
-    expect(hits.map(hit => [hit.id, hit.score])).toEqual([['call-2', 109]])
   })
 })

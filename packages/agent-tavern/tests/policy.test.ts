@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { PolicyConfig, PolicyInput, PolicyNode, PolicySelection, PolicyState } from '../src/index.ts'
-import { AgentTavernError, assertPolicyConfig, budgetFor, policyRevision, selectContext } from '../src/index.ts'
+import { AgentTavernError } from '../src/errors.ts'
+import type { PolicyConfig, PolicyInput, PolicyNode, PolicySelection, PolicyState } from '../src/policy.ts'
+import { assertPolicyConfig, budgetFor, policyRevision, selectContext } from '../src/policy.ts'
 
 const config: PolicyConfig = {
   shares: { kernel: 0.05, recent: 0.2, retrieved: 0.05, reply: 0.1 },
@@ -33,7 +34,7 @@ class Surface {
       return this.seq
     }
     push({ tokens: turn.userTokens, turnStart: true, terms: turn.words, importance: 0 })
-    if (turn.snapshot !== undefined) push({ tokens: 30, turnStart: false, snapshotOf: turn.snapshot, terms: [], importance: 0 })
+    if (turn.snapshot !== undefined) push({ tokens: 30, turnStart: false, standing: turn.snapshot, terms: [], importance: 0 })
     for (const tool of turn.tools) {
       const call = push({ tokens: tool.callTokens, turnStart: false, terms: ['tool'], importance: tool.importance })
       const result = push({ tokens: tool.resultTokens, turnStart: false, terms: turn.words, importance: 0 })
@@ -44,10 +45,10 @@ class Surface {
   }
 
   /** The input of a request at the start of the newest turn: its user message (and snapshot) is required. */
-  input(contextWindow: number, headerTokens = 200): PolicyInput {
+  input(contextWindow: number, headerTokens = 200, calibration = 1): PolicyInput {
     const last = this.nodes.findLastIndex(node => node.turnStart)
     const required = this.nodes.slice(last).map(node => node.seq)
-    return { nodes: [...this.nodes], requiredSeqs: required, units: this.units, query: this.nodes[last]?.terms ?? [], headerTokens, contextWindow }
+    return { nodes: [...this.nodes], requiredSeqs: required, units: this.units, query: this.nodes[last]?.terms ?? [], headerTokens, contextWindow, calibration }
   }
 }
 
@@ -70,7 +71,7 @@ function build(turns: readonly TurnSpec[]): Surface {
 
 function newestSnapshots(nodes: readonly PolicyNode[]): number[] {
   const seen = new Map<string, number>()
-  for (const node of nodes) if (node.snapshotOf !== undefined) seen.set(node.snapshotOf, node.seq)
+  for (const node of nodes) if (node.standing !== undefined) seen.set(node.standing, node.seq)
   return [...seen.values()]
 }
 
@@ -145,15 +146,25 @@ describe('selectContext', () => {
     }))
   })
 
-  it('stays within the request cap whenever the pinned nodes and the current turn fit in it', () => {
-    fc.assert(fc.property(session, windows, (turns, contextWindow) => {
-      const input = build(turns).input(contextWindow)
+  it('stays within the calibrated request cap whenever the pinned nodes and the current turn fit in it', () => {
+    fc.assert(fc.property(session, windows, fc.double({ min: 1, max: 3, noNaN: true }), (turns, contextWindow, factor) => {
+      const input = build(turns).input(contextWindow, 200, factor)
       const selection = selectContext(input, config)
       const lastTurn = input.nodes.findLastIndex(node => node.turnStart)
       const floor = input.headerTokens + input.nodes.reduce((sum, node, i) =>
-        sum + (i === 0 || i >= lastTurn || node.snapshotOf !== undefined ? node.tokens : 0), 0)
-      if (floor <= selection.budget.input) expect(selection.tokens).toBeLessThanOrEqual(selection.budget.input)
+        sum + (i === 0 || i >= lastTurn || node.standing !== undefined ? node.tokens : 0), 0)
+      expect(selection.calibratedTokens).toBe(Math.ceil(selection.tokens * factor))
+      if (floor * factor <= selection.budget.input) expect(selection.calibratedTokens).toBeLessThanOrEqual(selection.budget.input)
     }))
+  })
+
+  it('sends fewer estimated tokens as provider usage reports the estimate too low', () => {
+    const surface = build(Array.from({ length: 40 }, (_, i) => ({ userTokens: 40, words: [WORDS[i % WORDS.length]!], snapshot: undefined, tools: [], replyTokens: 200 })))
+    const plain = selectContext(surface.input(10_000), config)
+    const calibrated = selectContext(surface.input(10_000, 200, 2), config)
+    expect(calibrated.budget).toEqual(plain.budget)
+    expect(calibrated.tokens).toBeLessThan(plain.tokens)
+    expect(calibrated.calibratedTokens).toBeLessThanOrEqual(calibrated.budget.input)
   })
 
   it('sends every node from the boundary on, and the boundary sits on a turn start or node 0', () => {
@@ -193,7 +204,7 @@ describe('selectContext', () => {
 
 describe('policy config', () => {
   it('labels projections with the policy version and a hash of the whole config', () => {
-    expect(policyRevision(config)).toMatch(/^agent-tavern\/policy@1#[0-9a-f]{12}$/)
+    expect(policyRevision(config)).toMatch(/^agent-tavern\/policy@2#[0-9a-f]{12}$/)
     expect(policyRevision(structuredClone(config))).toBe(policyRevision(config))
     expect(policyRevision({ ...config, blockTokens: 301 })).not.toBe(policyRevision(config))
     expect(policyRevision({ ...config, weights: { ...config.weights, freshness: 2 } })).not.toBe(policyRevision(config))
@@ -206,7 +217,7 @@ describe('policy config', () => {
     expect(invalid({ blockTokens: 0 })).toThrow(/blockTokens is 0/)
     expect(invalid({ weights: { ...config.weights, relevance: Number.NaN } })).toThrow(/weight "relevance"/)
     expect(() => budgetFor(config, 1_000)).toThrow(AgentTavernError)
-    expect(() => budgetFor(config, 1_000)).toThrow(/blockTokens 300 exceeds the recent budget 200 of a 1000-token context window/)
+    expect(() => budgetFor(config, 1_000)).toThrow(/blockTokens 300 exceeds the recent budget 200 tokens \(recent share 0.2 of a 1000-token context window\); lower blockTokens to at most 200 or raise the recent share to at least 0.3/)
   })
 
   it('carries a previous state only while it matches the surface', () => {
