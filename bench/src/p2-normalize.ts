@@ -6,7 +6,7 @@
 import type { ContextNode } from '@deepseek-ai/dsh-agent'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import { CallId, createAssistantMessage, createToolResultMessage, createUserMessage } from '@deepseek-ai/dsh-llm'
-import { normalizeSelection } from '@dsh-context/agent-context'
+import { NodeIndex, normalizeSelection } from '@dsh-context/agent-context'
 import type { Section } from './report.ts'
 import { verdict } from './report.ts'
 import { growthPer10x, growthText, isLinear, significant, timePerCall } from './stats.ts'
@@ -63,7 +63,7 @@ export function benchNormalize(quick: boolean): { section: Section; points: Norm
   const rows: string[][] = []
   for (const size of quick ? SIZES.slice(0, 3) : SIZES) {
     const { nodes, requiredSeqs, include } = workload(size)
-    const input = { agent: 'p2', nodes, requiredSeqs }
+    const input = { agent: 'p2', index: NodeIndex.of(nodes), requiredSeqs }
     const selection = { include, revision: 'keep-recent' }
     const sent = normalizeSelection(input, selection).include.length
     const ms = timePerCall(() => normalizeSelection(input, selection))

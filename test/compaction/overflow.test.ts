@@ -5,7 +5,7 @@
  */
 
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { contextNodes, decodeInclude, replayRequests } from '@dsh-context/agent-context'
+import { checkProjection, contextNodes, NodeIndex, replayRequests } from '@dsh-context/agent-context'
 import { patchedDsh } from '@dsh-context/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import type { EngineChoice } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
@@ -37,7 +37,10 @@ describe('provider context overflow', () => {
     expect(failed.projection).toBeDefined()
     const startOfFailed = events.slice(0, failed.seq)
     const surfaceAtFailure = dsh.session.foldSurface(startOfFailed).nodes
-    const sentByFailed = decodeInclude(contextNodes(surfaceAtFailure, seq => events[seq] as SessionEvent).map(node => node.seq), failed.projection!.include)
+    const index = NodeIndex.forLog(contextNodes(surfaceAtFailure, seq => events[seq] as SessionEvent), startOfFailed)
+    const checked = checkProjection(index, failed.projection!.include)
+    if ('violation' in checked) throw new Error(checked.violation.detail)
+    const sentByFailed = checked.included.map(at => index.seqs[at])
     const shadowed = compactions[0]!.shadowedSeqs
     expect(shadowed.every(seq => sentByFailed.includes(seq))).toBe(true)
     const userOfTurn10 = events.find(e => e.seq > seqOf(events, 'step/start', (data: { turn: number }) => data.turn === 10) && e.type === 'user/message')!.seq

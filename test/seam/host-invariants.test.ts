@@ -86,7 +86,7 @@ describe('normalization (invariant 2)', () => {
     expectRequestsRebuiltFromLog(loop, agent)
   })
 
-  it('requires the tool unit a step continues and the step’s own user messages', async () => {
+  it('requires the turn’s own input on every step, and the tool unit a step continues', async () => {
     const loop = await bootLoop(dsh, {
       script: [toolCallReply([{ id: 'call-a', name: 'echo', args: { text: 'a' } }]), textReply('done')],
     })
@@ -100,11 +100,11 @@ describe('normalization (invariant 2)', () => {
     await loop.say(agent, 'use the tool')
     expect(steps).toEqual([
       { step: 1, required: ['use the tool'] },
-      { step: 2, required: ['Calling a tool.|tool-call', 'tool-result'] },
+      { step: 2, required: ['use the tool', 'Calling a tool.|tool-call', 'tool-result'] },
     ])
     expect(requestsOf(loop, agent).map(r => r.messages.map(textOf))).toEqual([
       ['use the tool'],
-      ['Calling a tool.|tool-call', 'tool-result'],
+      ['use the tool', 'Calling a tool.|tool-call', 'tool-result'],
     ])
     expectRequestsRebuiltFromLog(loop, agent)
   })

@@ -11,7 +11,7 @@ import { projectionEvents } from '@dsh-context/agent-context'
 import type { BootedLoop, DshModules } from '@dsh-context/loop-testkit'
 import { bootLoop, patchedDsh, rebuildRequestsByPrefix, stockDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
-import { canonicalJson, requestsOf } from './support.ts'
+import { canonicalJson, requestsOf, textOf } from './support.ts'
 
 declare module '@deepseek-ai/dsh-session' {
   interface SessionEventMap {
@@ -62,8 +62,9 @@ describe('persisted logs with request/projection', () => {
     keepLastTwo(agent)
     await loop.say(agent, 'fourth')
     expect(loop.errors.map(e => String(e.error))).toEqual([])
-    expect(requestsOf(loop, agent)[0]!.messages).toHaveLength(2)
-    expect(projectionEvents(agent.session.events).at(-1)!.data).toMatchObject({ turn: 4, step: 1, revision: 'last-2', includedNodes: 2 })
+    // The last two nodes are the third reply and "fourth"; the host opens the request with the user message before them.
+    expect(requestsOf(loop, agent)[0]!.messages.map(textOf)).toEqual(['third', 'three', 'fourth'])
+    expect(projectionEvents(agent.session.events).at(-1)!.data).toMatchObject({ turn: 4, step: 1, revision: 'last-2', includedNodes: 3 })
     const rebuilt = rebuildRequestsByPrefix(loop.dsh, agent.session.events).map(r => JSON.stringify(r.messages))
     expect(rebuilt).toEqual([...sent, ...requestsOf(loop, agent).map(r => JSON.stringify(r.messages))])
     expect(rebuilt).toHaveLength(5)
@@ -91,5 +92,19 @@ describe('persisted logs with request/projection', () => {
       const resumed = await resume(await bootLoop(dsh, { persistRoot: root, fallback: textReply('ok') }), 'ignorable')
       expect(resumed.session.events[appended.seq]).toMatchObject({ type: 'plugin/mode', data: { mode: 'managed' }, ignorable: true })
     }
+  })
+
+  it('refuses an ignorable append of a known type with a typed error, and the log is unchanged', async () => {
+    const loop = await bootLoop(await patchedDsh(), { fallback: textReply('ok') })
+    const agent = loop.create('ignorable-known')
+    await loop.say(agent, 'first')
+    const before = agent.session.events.length
+    for (const type of ['turn/start', 'request/projection', 'plan/mode'] as const) {
+      expect(() => agent.session.append(type as 'plugin/mode', { mode: 'x' }, { ignorable: true }))
+        .toThrow(expect.objectContaining({ name: 'SessionAppendError', code: 'IGNORABLE_KNOWN_TYPE', message: expect.stringContaining(`"${type}" is a known type`) }))
+    }
+    expect(agent.session.events).toHaveLength(before)
+    await loop.say(agent, 'second')
+    expect(loop.errors).toEqual([])
   })
 })

@@ -6,7 +6,7 @@
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import { hasAgentContextSeam } from '@dsh-context/agent-loop-patch'
-import { bootLoop, patchedDsh, stockDsh, textReply } from '@dsh-context/loop-testkit'
+import { bootLoop, patchedDsh, stockDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import { requestsOf } from './support.ts'
 
@@ -44,8 +44,36 @@ describe('the log-rebuilt request invariant', () => {
       return next()
     })
     await loop.say(agent, 'second')
-    expect(String(loop.errors[0]!.error)).toMatch(/cannot be rebuilt from its log: request\/projection of turn 2 step 1 was made under surface generation 7, but the request was sent under generation 0/)
+    expect(String(loop.errors[0]!.error)).toMatch(/cannot be rebuilt from its log: session log does not replay at seq \d+ \(turn 2 step 1\) \[projection-generation\]: request\/projection was made under surface generation 7, but the request was sent under generation 0/)
     expect(requestsOf(loop, agent)).toHaveLength(1)
+  })
+
+  it.each([
+    ['omits the turn’s own input', 'required-missing', (seqs: Record<string, number>) => [[seqs.first!, seqs.first!]]],
+    ['splits a tool-call unit', 'open-unit', (seqs: Record<string, number>) => [[seqs.first!, seqs.call!], [seqs.second!, seqs.second!]]],
+    ['opens with an assistant message', 'opening', (seqs: Record<string, number>) => [[seqs.call!, seqs.result!], [seqs.second!, seqs.second!]]],
+  ] as const)('rejects a forged projection that %s, naming the rule', async (_name, rule, include) => {
+    const loop = await bootLoop(dsh, { script: [toolCallReply([{ id: 'c1', name: 'echo', args: { text: 'x' } }]), textReply('done'), textReply('never')] })
+    const agent = loop.create(`forged-${rule}`)
+    await loop.say(agent, 'first')
+    agent.ctx.on('agent/request', async ({ turn, step }, next) => {
+      const { events, surface } = agent.session
+      const seqOf = (match: (e: (typeof events)[number]) => boolean): number => events.find(match)!.seq
+      const seqs = {
+        first: seqOf(e => e.type === 'user/message'),
+        call: seqOf(e => e.type === 'assistant/message'),
+        result: seqOf(e => e.type === 'tool/result'),
+        second: surface.nodes.at(-1)!,
+      }
+      const runs = include(seqs) as [number, number][]
+      const includedNodes = runs.reduce((n, [a, b]) => n + surface.nodes.indexOf(b) - surface.nodes.indexOf(a) + 1, 0)
+      agent.session.append('request/projection', { turn, step, generation: 0, include: runs, surfaceNodes: surface.nodes.length, includedNodes })
+      return next()
+    })
+    await loop.say(agent, 'second')
+    expect(loop.errors.map(e => (e.error as Error).name)).toEqual(['InvariantError'])
+    expect(String(loop.errors[0]!.error)).toMatch(new RegExp(`cannot be rebuilt from its log: session log does not replay at seq \\d+ \\(turn 2 step 1\\) \\[${rule}\\]: request/projection `))
+    expect(requestsOf(loop, agent)).toHaveLength(2)
   })
 
   it('is advertised by the capability flag only on the patched build', async () => {

@@ -11,10 +11,13 @@ import type { RequestProjection, Session, SessionEvent } from '@deepseek-ai/dsh-
 import {
   AgentContextError,
   appendedNodes,
+  describeValue,
   encodeInclude,
-  normalizeSelection,
+  MAX_REVISION_LENGTH,
+  NodeIndex,
+  normalizeOffer,
+  openTurnStart,
   pendingProjection,
-  pendingRequiredSeqs,
 } from '@dsh-context/agent-context'
 import { hasContextListener } from './listeners.ts'
 
@@ -38,33 +41,43 @@ interface Offer {
   surfaceLength: number
   tail: number | undefined
   nodes: readonly ContextNode[]
+  index: NodeIndex
   requiredSeqs: readonly number[]
   /** The waterfall's default result; returned unchanged, it needs no normalization. */
   everything: ContextSelection
 }
 
-/** The nodes last offered per session, and where their derivation stopped. */
-const offered = new WeakMap<Session, { mark: NodesMark; nodes: readonly ContextNode[] }>()
+/** The nodes last offered per session, their index, and where their derivation stopped. */
+const offered = new WeakMap<Session, { mark: NodesMark; nodes: readonly ContextNode[]; index: NodeIndex }>()
 
-/** The current message-bearing nodes, deriving only the surface nodes appended since the last offer. */
-function currentNodes(session: Session, eventAt: (seq: number) => SessionEvent): readonly ContextNode[] {
+/** The current message-bearing nodes and their index, deriving only the surface nodes appended since the last offer. */
+function currentNodes(session: Session, eventAt: (seq: number) => SessionEvent): { nodes: readonly ContextNode[]; index: NodeIndex } {
   const last = offered.get(session)
   const { added, extends: reuse, mark } = appendedNodes(session.surface, last?.mark, eventAt)
-  const nodes = !reuse || last === undefined ? added : added.length === 0 ? last.nodes : Object.freeze([...last.nodes, ...added])
-  offered.set(session, { mark, nodes })
-  return nodes
+  const turnStart = openTurnStart(session.events)
+  let current: { nodes: readonly ContextNode[]; index: NodeIndex }
+  if (!reuse || last === undefined) {
+    current = { nodes: added, index: NodeIndex.forLog(added, session.events) }
+  } else {
+    const { index } = last
+    if (index.turnStart !== turnStart) index.startTurn(turnStart)
+    for (const node of added) index.push(node.seq, node.message)
+    current = { nodes: added.length === 0 ? last.nodes : Object.freeze([...last.nodes, ...added]), index }
+  }
+  offered.set(session, { mark, ...current })
+  return current
 }
 
 function offer(session: Session): Offer {
   const { events, surface } = session
-  const eventAt = (seq: number): SessionEvent => events[seq] as SessionEvent
-  const nodes = currentNodes(session, eventAt)
+  const { nodes, index } = currentNodes(session, seq => events[seq] as SessionEvent)
   return {
     generation: surface.replaceGeneration,
     surfaceLength: surface.nodes.length,
     tail: surface.nodes.at(-1),
     nodes,
-    requiredSeqs: pendingRequiredSeqs(nodes, events),
+    index,
+    requiredSeqs: Object.freeze(index.required().map(at => index.seqs[at] as number)),
     everything: Object.freeze({ include: Object.freeze(nodes.map(node => node.seq)) }),
   }
 }
@@ -76,25 +89,22 @@ function moved(session: Session, before: Offer): boolean {
     || surface.nodes.at(-1) !== before.tail
 }
 
-/** Settle with the listeners' result, or reject with the abort reason as soon as the turn is cancelled. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error)
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error)
-    signal.addEventListener('abort', onAbort, { once: true })
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
-  })
-}
-
+/**
+ * Run the waterfall to completion, as the loop awaits `agent/pre-step`: a listener's synchronous or asynchronous
+ * result, throw or rejection settles it. After an abort the result is discarded.
+ */
 async function select(agent: Agent, dispatch: AgentEventDispatch, request: ProjectionRequest, current: Offer): Promise<unknown> {
-  const payload = { ...request, nodes: current.nodes, requiredSeqs: current.requiredSeqs }
+  const payload = { ...request, generation: current.generation, nodes: current.nodes, requiredSeqs: current.requiredSeqs }
   const everything = (): Promise<ContextSelection> => Promise.resolve(current.everything)
+  let selection: unknown
   try {
-    return await untilAborted(dispatch.waterfall('agent/context', payload, everything), request.signal)
+    selection = await dispatch.waterfall('agent/context', payload, everything)
   } catch (error: unknown) {
-    if (request.signal.aborted) throw error
-    throw new AgentContextError('listener-failed', String(agent.id), undefined, [], `listener failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+    request.signal.throwIfAborted()
+    throw new AgentContextError('listener-failed', String(agent.id), undefined, [], `listener failed: ${describeValue(error)}`, { cause: error })
   }
+  request.signal.throwIfAborted()
+  return selection
 }
 
 /**
@@ -102,7 +112,8 @@ async function select(agent: Agent, dispatch: AgentEventDispatch, request: Proje
  * listener for the agent, the waterfall is skipped: its result would be every node. A default
  * projection (every node) returns `session.deriveMessages()` and logs nothing; any other appends one
  * `request/projection` event first. When the surface moves while listeners run, the waterfall runs once more over the
- * new surface; a second move rejects the step.
+ * new surface; a second move rejects the step. The waterfall is awaited to the end even when the turn is aborted, so
+ * whatever a listener appends lands inside its turn; an aborted step discards the result and logs nothing.
  * @param agent - the agent whose step this is; its session is read and appended to.
  * @param dispatch - the agent's scope-filtered event dispatcher.
  * @param request - the request's turn, step, system prompt, tools and signal.
@@ -126,34 +137,31 @@ export async function projectRequestMessages(
     }
   }
   if (selection === current.everything && pendingProjection(session.events) === undefined) return session.deriveMessages()
-  const projection = normalizeSelection({
-    agent: String(agent.id),
-    nodes: current.nodes,
-    requiredSeqs: current.requiredSeqs,
-  }, selection)
+  const { index } = current
+  const projection = normalizeOffer(String(agent.id), session.events, index, current.requiredSeqs, selection)
   if (projection.isDefault && pendingProjection(session.events) === undefined) return session.deriveMessages()
   const data: RequestProjection = {
     turn: request.turn,
     step: request.step,
     generation: current.generation,
-    include: encodeInclude(current.nodes.map(node => node.seq), projection.include),
+    include: encodeInclude(index.seqs, projection.include),
     ...projection.revision === undefined ? {} : { revision: projection.revision },
-    surfaceNodes: current.nodes.length,
+    surfaceNodes: index.length,
     includedNodes: projection.include.length,
+    ...projection.stale === 0 ? {} : { stale: projection.stale },
   }
   session.append('request/projection', data)
   projected.add(session)
-  const messages: Message[] = []
-  let next = 0
-  for (const node of current.nodes) {
-    if (node.seq !== projection.include[next]) continue
-    messages.push(node.message)
-    next++
-  }
-  return messages
+  return projection.include.map(seq => index.messages[index.position.get(seq) as number] as Message)
 }
 
+/** The result's revision when it is one the normalizer would accept, for naming the listener in an error. */
 function revisionOf(selection: unknown): string | undefined {
-  const revision = (selection as { revision?: unknown } | null)?.revision
-  return typeof revision === 'string' ? revision : undefined
+  try {
+    const { revision } = selection as { revision?: unknown }
+    return typeof revision === 'string' && revision.length <= MAX_REVISION_LENGTH && !/\p{Cc}/u.test(revision) ? revision : undefined
+  } catch {
+    // An unreadable result names no revision; the surface-changed error still names the agent.
+    return undefined
+  }
 }

@@ -18,7 +18,7 @@ import { assertNever } from '@deepseek-ai/dsh-llm'
 import type { LlmCallConfig } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import type { ReplayedRequest } from '@dsh-context/agent-context'
-import { contextNodes, decodeInclude, normalizeSelection, pendingRequiredSeqs } from '@dsh-context/agent-context'
+import { checkProjection, contextNodes, NodeIndex, normalizeOffer, pendingRequiredSeqs } from '@dsh-context/agent-context'
 import { hasAgentContextSeam } from '@dsh-context/agent-loop-patch'
 // Type-only: the `ctx.tokenMeter` Context declaration.
 import type {} from '@deepseek-ai/dsh-token-meter'
@@ -136,7 +136,8 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const { session } = agent
     let sent: ReadonlySet<number>
     try {
-      sent = new Set(normalizeSelection({ agent: String(agent.id), nodes: payload.nodes, requiredSeqs: payload.requiredSeqs }, selection).include)
+      const index = NodeIndex.forLog(payload.nodes, session.events)
+      sent = new Set(normalizeOffer(String(agent.id), session.events, index, payload.requiredSeqs, selection).include)
     } catch {
       // An invalid selection: the host rejects it with its own AgentContextError once this listener returns.
       return
@@ -174,7 +175,10 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     if (request?.projection === undefined || request.generation !== session.surface.replaceGeneration) return undefined
     const { events } = session
     const nodes = contextNodes(session.surface.nodes, seq => events[seq] as SessionEvent)
-    const sent = new Set(decodeInclude(nodes.map(node => node.seq), request.projection.include))
+    const index = NodeIndex.forLog(nodes, events)
+    const checked = checkProjection(index, request.projection.include)
+    if ('violation' in checked) return undefined
+    const sent = new Set(checked.included.map(at => index.seqs[at] as number))
     const range = this.projectedRange(session, sent, new Set(pendingRequiredSeqs(nodes, events)), 0)
     if (range === null) return null
     const result = await this.compactRegion(range.start, range.end, agent, signal)

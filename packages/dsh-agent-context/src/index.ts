@@ -1,20 +1,34 @@
 /**
- * Pure core of the `agent/context` seam: surface nodes and tool units, the selection normalizer, the
- * `request/projection` encoding and fold, request replay from a log, and a JSONL log reader.
+ * Pure core of the `agent/context` seam: surface nodes and the host's rules, the selection normalizer, the
+ * `request/projection` encoding and its one checker, request replay from a log, and a JSONL log reader.
  * @module @dsh-context/agent-context
  */
 
 export type { ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 export type { RequestProjection } from '@deepseek-ai/dsh-session'
-export { AgentContextError } from './errors.ts'
-export type { AgentContextErrorCode } from './errors.ts'
-export { appendedNodes, contextNodes, pendingRequiredSeqs, positionUnits, requiredSeqs, toolUnits } from './nodes.ts'
+export { checkProjection, projectedMessages } from './check.ts'
+export type { ProjectionViolation, RequestAt } from './check.ts'
+export { AgentContextError, describeValue, MAX_REVISION_LENGTH, ReplayError } from './errors.ts'
+export type { AgentContextErrorCode, ProjectionViolationCode, ReplayErrorCode, ReplayPosition } from './errors.ts'
+export {
+  appendedNodes,
+  contextNodes,
+  isUserInput,
+  NodeIndex,
+  openTurnStart,
+  pendingRequiredSeqs,
+  positionUnits,
+  RUNTIME_CONTEXT_SOURCE,
+  snapshotSource,
+  toolUnits,
+} from './nodes.ts'
 export type { NodesMark, PositionUnits } from './nodes.ts'
-export { normalizeSelection } from './normalize.ts'
+export { normalizeOffer, normalizeSelection } from './normalize.ts'
 export type { NormalizeInput, NormalizedProjection } from './normalize.ts'
-export { decodeInclude, encodeInclude, pendingProjection, projectionEvents, projectMessages, requestMessagesFromLog } from './projection.ts'
-export type { LoggedSession, SurfaceState } from './projection.ts'
-export { diffRequest, opensRequest, replayRequests, ReplayError, RequestReplay } from './replay.ts'
-export type { ComparableRequest, ReplayedRequest, ReplayErrorCode } from './replay.ts'
+export { encodeInclude, pendingProjection, projectionEvents, requestMessagesFromLog } from './projection.ts'
+export type { LoggedSession } from './projection.ts'
+export { diffRequest, opensRequest, replayRequests, RequestReplay } from './replay.ts'
+export type { ComparableRequest, ReplayedRequest } from './replay.ts'
+export { SurfaceFold, staleResolver } from './surface.ts'
 export { readSessionLog, SessionLogError } from './jsonl.ts'
 export type { SessionLog, SessionLogErrorCode } from './jsonl.ts'

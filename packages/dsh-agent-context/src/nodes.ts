@@ -1,12 +1,17 @@
 /**
- * Surface nodes as the seam sees them, and the tool-call units that bind them.
+ * Surface nodes as the seam sees them, and the rules that read them: tool-call units, the turn's input, runtime-context
+ * snapshots, the required set and the opening rule. {@link NodeIndex} is the one home of these rules; the host, the
+ * normalizer, the checker and replay all read it.
  * @module @dsh-context/agent-context/nodes
  */
 
 import type { ContextNode } from '@deepseek-ai/dsh-agent'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { deriveEventMessage } from '@deepseek-ai/dsh-session'
+import { deriveEventMessage, isReplacementSurfaceEvent, isSurfaceEvent } from '@deepseek-ai/dsh-session'
+
+/** The plugin id DSH's agent loop writes its runtime-context snapshots under (dsh-agent-loop `runtime-context.ts`). */
+export const RUNTIME_CONTEXT_SOURCE = '@deepseek-ai/dsh-system-prompt'
 
 /**
  * The message-bearing nodes of a surface, in surface order: the exact sources of `Session.deriveMessages()`.
@@ -59,6 +64,183 @@ function hasCalls(message: Message): boolean {
   return false
 }
 
+/**
+ * Whether a message is user input (a `user/message` node: the user, an injected or plugin message, a runtime-context
+ * snapshot) rather than a tool result or an assistant message.
+ * @param message - a surface node's message.
+ * @returns true for a user-role message without tool-result blocks.
+ */
+export function isUserInput(message: Message): boolean {
+  if (message.role !== 'user') return false
+  for (const block of message.content) if (block.type === 'tool-result') return false
+  return true
+}
+
+/**
+ * The context source of a runtime-context snapshot: DSH's own snapshot (`@deepseek-ai/dsh-system-prompt`, also its
+ * "cleared" marker) or a plugin's `form: 'snapshot'` message (e.g. `time-context`, `tmux-context`). Snapshots are
+ * emitted only when their text changes, so the newest one of each source stays in force until replaced.
+ * @param message - a surface node's message.
+ * @returns the source plugin id, or undefined when the message is not a snapshot.
+ */
+export function snapshotSource(message: Message): string | undefined {
+  if (message.role !== 'user') return undefined
+  const source = (message as { source?: { kind?: unknown; plugin?: unknown; form?: unknown } }).source
+  if (source?.kind !== 'plugin' || typeof source.plugin !== 'string') return undefined
+  return source.form === 'snapshot' || source.plugin === RUNTIME_CONTEXT_SOURCE ? source.plugin : undefined
+}
+
+/**
+ * Message-bearing surface nodes by position, with everything the host's rules read, kept as nodes are appended so
+ * that a request's checks cost what it sends, not the surface. A surface replace rebuilds it ({@link NodeIndex.of}).
+ */
+export class NodeIndex {
+  readonly seqs: number[] = []
+  readonly messages: Message[] = []
+  /** Position of each seq. */
+  readonly position = new Map<number, number>()
+  /** Tool-call unit of each position, or -1: an assistant message with tool calls and the results of its calls. */
+  readonly unitOf: number[] = []
+  /** Positions of each unit, in surface order. */
+  readonly units: number[][] = []
+  /** Newest snapshot position of each context source ({@link snapshotSource}). */
+  readonly snapshots = new Map<string, number>()
+  /** Position of the first user input, or -1. */
+  firstInput = -1
+  /** Position of the newest assistant message, or -1. */
+  newestAssistant = -1
+  /** Seq of the open turn's `turn/start`; user inputs with a larger seq are the turn's input. */
+  turnStart = -1
+  /** Positions of the open turn's user inputs. */
+  turnInputs: number[] = []
+  private readonly callUnit = new Map<string, number>()
+
+  /**
+   * Index nodes in surface order.
+   * @param nodes - message-bearing nodes in surface order.
+   * @param turnStart - seq of the open turn's `turn/start` (-1: none).
+   * @param sourcesOf - for a node a surface replace wrote, the seqs it replaced ({@link replacedSources}).
+   * @returns the index.
+   */
+  static of(
+    nodes: Iterable<{ readonly seq: number; readonly message: Message }>,
+    turnStart = -1,
+    sourcesOf?: (seq: number) => readonly number[] | undefined,
+  ): NodeIndex {
+    const index = new NodeIndex()
+    index.turnStart = turnStart
+    for (const { seq, message } of nodes) index.push(seq, message, sourcesOf?.(seq))
+    return index
+  }
+
+  /**
+   * Index a live log's current nodes: the open turn and each replacement node's sources come from the log.
+   * @param nodes - the log's message-bearing surface nodes in surface order.
+   * @param events - the session log.
+   * @returns the index.
+   */
+  static forLog(nodes: Iterable<{ readonly seq: number; readonly message: Message }>, events: readonly SessionEvent[]): NodeIndex {
+    return NodeIndex.of(nodes, openTurnStart(events), seq => replacedSources(seq, events))
+  }
+
+  get length(): number {
+    return this.seqs.length
+  }
+
+  /** Open a turn: later user inputs are its input. */
+  startTurn(seq: number): void {
+    this.turnStart = seq
+    this.turnInputs = []
+  }
+
+  /**
+   * Append a node at the surface end.
+   * @param sources - for a replacement node, the seqs it replaced: it is the turn's input only when one of them is newer
+   * than the turn's start (a summary of earlier turns is not).
+   */
+  push(seq: number, message: Message, sources?: readonly number[]): void {
+    const at = this.seqs.length
+    this.seqs.push(seq)
+    this.messages.push(message)
+    this.position.set(seq, at)
+    let unit = -1
+    if (message.role === 'assistant') {
+      this.newestAssistant = at
+      if (hasCalls(message)) {
+        unit = this.units.length
+        this.units.push([at])
+        for (const block of message.content) if (block.type === 'tool-call') this.callUnit.set(block.id, unit)
+      }
+    } else {
+      for (const block of message.content) {
+        if (block.type !== 'tool-result') continue
+        const called = this.callUnit.get(block.toolCallId)
+        if (called !== undefined && unit === -1) {
+          unit = called
+          ;(this.units[unit] as number[]).push(at)
+        }
+      }
+      if (isUserInput(message)) {
+        if (this.firstInput === -1) this.firstInput = at
+        if (seq > this.turnStart && (sources === undefined || sources.some(source => source > this.turnStart))) this.turnInputs.push(at)
+        const source = snapshotSource(message)
+        if (source !== undefined) this.snapshots.set(source, at)
+      }
+    }
+    this.unitOf.push(unit)
+  }
+
+  /**
+   * Positions the host always sends, in surface order: the open turn's user inputs, the newest snapshot of each context
+   * source, the newest assistant message when it carries tool calls (the unit this step continues), and the tail.
+   * Tool-unit closure and the opening rule are applied on top ({@link NodeIndex.close}).
+   * @returns required positions, ascending.
+   */
+  required(): number[] {
+    const required = new Set<number>(this.turnInputs)
+    for (const at of this.snapshots.values()) required.add(at)
+    if (this.newestAssistant !== -1 && this.unitOf[this.newestAssistant] !== -1) required.add(this.newestAssistant)
+    if (this.seqs.length > 0) required.add(this.seqs.length - 1)
+    return [...required].sort((a, b) => a - b)
+  }
+
+  /**
+   * Close a selection under the host's rules, in place: every chosen unit member brings its whole unit, and when the
+   * first chosen node is not user input, the nearest user input before it is chosen (a request that stock DSH opens
+   * with a user message opens with one).
+   * @param chosen - flags by position.
+   */
+  close(chosen: Uint8Array): void {
+    const unitChosen = new Uint8Array(this.units.length)
+    for (let i = 0; i < chosen.length; i++) if (chosen[i] === 1 && this.unitOf[i] !== -1) unitChosen[this.unitOf[i] as number] = 1
+    for (let u = 0; u < this.units.length; u++) if (unitChosen[u] === 1) for (const at of this.units[u] as number[]) chosen[at] = 1
+    const first = chosen.indexOf(1)
+    if (first === -1 || isUserInput(this.messages[first] as Message)) return
+    for (let at = first - 1; at >= 0; at--) {
+      if (isUserInput(this.messages[at] as Message)) {
+        chosen[at] = 1
+        return
+      }
+    }
+  }
+}
+
+/**
+ * The surface nodes a replace event replaced: its `sourceEventSeqs` that are surface events (DSH requires them to cover
+ * the shadowed nodes; they may also name the compaction's own log events).
+ * @param seq - a seq of the log.
+ * @param events - the session log.
+ * @returns the replaced seqs for a replacement surface event, else undefined.
+ */
+export function replacedSources(seq: number, events: readonly SessionEvent[]): readonly number[] | undefined {
+  const event = events[seq]
+  if (event === undefined || !isReplacementSurfaceEvent(event)) return undefined
+  return (event.sourceEventSeqs ?? []).filter(source => {
+    const replaced = events[source]
+    return replaced !== undefined && isSurfaceEvent(replaced)
+  })
+}
+
 /** Tool-call units by surface position: `unitOf[i]` is the unit of position `i` (below `count`), or -1. */
 export interface PositionUnits {
   readonly unitOf: Int32Array
@@ -67,99 +249,48 @@ export interface PositionUnits {
 
 /**
  * Group each assistant message carrying tool calls with the nodes carrying its results, by position. A result whose
- * call is not on the surface joins no unit; a call without results on the surface is a unit of one. One pass with no
- * per-unit allocation: a result is looked up among the newest call message's ids first (where DSH appends it), the
- * other calls, through a map built on the first miss, only after that.
+ * call is not on the surface joins no unit; a call without results on the surface is a unit of one.
  * @param nodes - message-bearing nodes in surface order.
  * @returns each position's unit.
  */
 export function positionUnits(nodes: readonly ContextNode[]): PositionUnits {
-  const unitOf = new Int32Array(nodes.length).fill(-1)
-  const callIds: string[] = []
-  const callUnits: number[] = []
-  let count = 0
-  let newestStart = 0
-  let byId: Map<string, number> | undefined
-  let indexed = 0
-  const unitOfCall = (id: string): number | undefined => {
-    for (let k = newestStart; k < callIds.length; k++) if (callIds[k] === id) return callUnits[k]
-    byId ??= new Map()
-    for (; indexed < callIds.length; indexed++) byId.set(callIds[indexed] as string, callUnits[indexed] as number)
-    return byId.get(id)
-  }
-  for (let i = 0; i < nodes.length; i++) {
-    const { message } = nodes[i] as ContextNode
-    for (const block of message.content) {
-      if (block.type === 'tool-call' && message.role === 'assistant') {
-        if (unitOf[i] === -1) {
-          unitOf[i] = count++
-          newestStart = callIds.length
-        }
-        callIds.push(block.id)
-        callUnits.push(unitOf[i] as number)
-      } else if (block.type === 'tool-result') {
-        const unit = unitOfCall(block.toolCallId)
-        if (unit !== undefined) unitOf[i] = unit
-      }
-    }
-  }
-  return { unitOf, count }
+  const index = NodeIndex.of(nodes)
+  return { unitOf: Int32Array.from(index.unitOf), count: index.units.length }
 }
 
 /**
- * Group an assistant message carrying tool calls with the nodes carrying its results, by seq ({@link positionUnits}).
+ * Group an assistant message carrying tool calls with the nodes carrying its results, by seq ({@link NodeIndex}).
  * Nodes outside any multi-node unit are absent from the map.
  * @param nodes - message-bearing nodes in surface order.
  * @returns each unit member's seq mapped to the unit's seqs in surface order.
  */
 export function toolUnits(nodes: readonly ContextNode[]): Map<number, readonly number[]> {
-  const { unitOf, count } = positionUnits(nodes)
-  const members: number[][] = Array.from({ length: count }, () => [])
-  unitOf.forEach((unit, i) => { if (unit !== -1) (members[unit] as number[]).push((nodes[i] as ContextNode).seq) })
+  const index = NodeIndex.of(nodes)
   const byMember = new Map<number, readonly number[]>()
-  for (const seqs of members) if (seqs.length > 1) for (const seq of seqs) byMember.set(seq, seqs)
+  for (const unit of index.units) {
+    if (unit.length < 2) continue
+    const seqs = unit.map(at => index.seqs[at] as number)
+    for (const seq of seqs) byMember.set(seq, seqs)
+  }
   return byMember
 }
 
 /**
- * Seqs the host always sends for a request: the `user/message` nodes appended in this step (after `stepStartSeq`),
- * the newest assistant node carrying tool calls when it is the newest assistant node (the unit this step continues),
- * and the surface tail (the input the model answers). Tool-unit closure is applied by the normalizer.
- * @param nodes - message-bearing nodes in surface order.
- * @param stepStartSeq - seq of this step's `step/start` event.
- * @param eventAt - the event of a seq.
- * @returns required seqs in surface order.
+ * Seq of the open turn's `turn/start` in a live log.
+ * @param events - the session log.
+ * @returns the newest `turn/start` seq, or -1.
  */
-export function requiredSeqs(
-  nodes: readonly ContextNode[],
-  stepStartSeq: number,
-  eventAt: (seq: number) => SessionEvent,
-): readonly number[] {
-  const required = new Set<number>()
-  for (let i = nodes.length - 1; i >= 0; i--) {
-    const node = nodes[i] as ContextNode
-    if (node.seq <= stepStartSeq) break
-    const event = eventAt(node.seq)
-    if (event.type === 'user/message' && event.surfaceOp === 'append') required.add(i)
-  }
-  for (let i = nodes.length - 1; i >= 0; i--) {
-    const node = nodes[i] as ContextNode
-    if (node.message.role !== 'assistant') continue
-    if (hasCalls(node.message)) required.add(i)
-    break
-  }
-  if (nodes.length > 0) required.add(nodes.length - 1)
-  return Object.freeze([...required].sort((a, b) => a - b).map(i => (nodes[i] as ContextNode).seq))
+export function openTurnStart(events: readonly SessionEvent[]): number {
+  return events.findLast(event => event.type === 'turn/start')?.seq ?? -1
 }
 
 /**
- * The required seqs of the request a live log is about to send: {@link requiredSeqs} after the log's newest
- * `step/start`.
+ * The required seqs of the request a live log is about to send ({@link NodeIndex.required}).
  * @param nodes - the current message-bearing nodes in surface order.
  * @param events - the session log.
  * @returns required seqs in surface order.
  */
 export function pendingRequiredSeqs(nodes: readonly ContextNode[], events: readonly SessionEvent[]): readonly number[] {
-  const stepStart = events.findLast(event => event.type === 'step/start')?.seq ?? -1
-  return requiredSeqs(nodes, stepStart, seq => events[seq] as SessionEvent)
+  const index = NodeIndex.forLog(nodes, events)
+  return Object.freeze(index.required().map(at => index.seqs[at] as number))
 }

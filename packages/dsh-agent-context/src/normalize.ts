@@ -4,16 +4,19 @@
  * @module @dsh-context/agent-context/normalize
  */
 
-import type { ContextNode } from '@deepseek-ai/dsh-agent'
-import { AgentContextError } from './errors.ts'
-import { positionUnits } from './nodes.ts'
+import type { SessionEvent } from '@deepseek-ai/dsh-session'
+import { AgentContextError, describeValue, MAX_REVISION_LENGTH } from './errors.ts'
+import type { NodeIndex } from './nodes.ts'
+import { staleResolver } from './surface.ts'
 
-/** A validated selection: every listed seq is a current node, in surface order, unit-closed. */
+/** A validated selection: every listed seq is a current node, in surface order, closed under the host's rules. */
 export interface NormalizedProjection {
-  /** Included seqs in surface order, without duplicates, with required seqs and whole tool units. */
+  /** Included seqs in surface order, without duplicates, with the required seqs, whole tool units and a user opening. */
   readonly include: readonly number[]
   /** The listener's revision label. */
   readonly revision?: string
+  /** How many listener seqs named nodes a compaction replaced (resolved to their replacement or dropped). */
+  readonly stale: number
   /** Whether every node is included: the request equals the stock request and nothing is logged. */
   readonly isDefault: boolean
 }
@@ -22,78 +25,111 @@ export interface NormalizedProjection {
 export interface NormalizeInput {
   /** Session id of the agent, for error messages. */
   readonly agent: string
-  /** Message-bearing surface nodes in surface order, as offered to the listeners. */
-  readonly nodes: readonly ContextNode[]
-  /** Seqs always sent; each is one of `nodes`. */
+  /** The message-bearing surface nodes offered to the listeners, with the open turn. */
+  readonly index: NodeIndex
+  /** Seqs always sent; each is a node of `index`. */
   readonly requiredSeqs: readonly number[]
+  /**
+   * Where a seq that is not on the surface went: its replacement's seq, `null` when it was replaced by nothing that is
+   * still a node, `undefined` when it never was a message-bearing node. Without it every such seq is unknown.
+   */
+  readonly resolve?: (seq: number) => number | null | undefined
+}
+
+const UNPRINTABLE = /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u
+
+/** Read `include` and `revision` from an untrusted result; whatever reading throws becomes a typed error. */
+function read(agent: string, selection: unknown): { include: unknown[]; revision: string | undefined } {
+  let include: unknown
+  let revision: unknown
+  try {
+    if (typeof selection !== 'object' || selection === null) {
+      throw new AgentContextError('invalid-selection', agent, undefined, [selection], 'returned a result that is not an object with an include array')
+    }
+    ;({ include, revision } = selection as { include?: unknown; revision?: unknown })
+    if (revision !== undefined && (typeof revision !== 'string' || revision.length > MAX_REVISION_LENGTH || UNPRINTABLE.test(revision))) {
+      throw new AgentContextError('invalid-revision', agent, undefined, [typeof revision === 'string' ? `${revision.slice(0, 40)}${revision.length > 40 ? '…' : ''} (${revision.length} characters)` : revision], `returned a revision that is not a printable string of at most ${MAX_REVISION_LENGTH} characters`)
+    }
+    if (!Array.isArray(include)) {
+      throw new AgentContextError('invalid-selection', agent, revision as string | undefined, [include], 'returned an include that is not an array')
+    }
+    return { include: Array.from(include as unknown[]), revision: revision as string | undefined }
+  } catch (error: unknown) {
+    if (error instanceof AgentContextError) throw error
+    throw new AgentContextError('invalid-selection', agent, undefined, [], `returned a result that cannot be read (${describeValue(error)})`, { cause: error })
+  }
 }
 
 /**
- * Validate and normalize one `agent/context` result. Rules, in order: the result must be an object whose `include`
- * is an array of safe non-negative integers naming message-bearing surface nodes, and whose `revision`, if present,
- * is a string; duplicates are dropped; `requiredSeqs` are added; a selected assistant tool-call message brings its
- * tool results and a selected tool result brings its call and sibling results; the result follows surface order.
+ * Validate and normalize one `agent/context` result. The result must be an object whose `include` is an array of
+ * safe non-negative integers and whose `revision`, if present, is a printable string of at most
+ * {@link MAX_REVISION_LENGTH} characters. A seq a compaction replaced resolves to its replacement or is dropped (counted
+ * in `stale`); a seq that never was a node is refused. Then duplicates go, `requiredSeqs` join, tool units close, the
+ * nearest user input joins when the first node is not one ({@link NodeIndex.close}), and surface order is restored.
  * @param input - the surface and required seqs the listeners were offered.
  * @param selection - the waterfall's result, untrusted.
  * @returns the normalized projection.
  * @throws {AgentContextError} naming the agent, the revision and the offending values.
  */
 export function normalizeSelection(input: NormalizeInput, selection: unknown): NormalizedProjection {
-  const { agent, nodes } = input
-  if (typeof selection !== 'object' || selection === null) {
-    throw new AgentContextError('invalid-selection', agent, undefined, [selection], 'returned a result that is not an object with an include array')
-  }
-  const { include, revision } = selection as { include?: unknown; revision?: unknown }
-  if (revision !== undefined && typeof revision !== 'string') {
-    throw new AgentContextError('invalid-revision', agent, undefined, [revision], 'returned a revision that is not a string')
-  }
-  if (!Array.isArray(include)) {
-    throw new AgentContextError('invalid-selection', agent, revision, [include], 'returned an include that is not an array')
-  }
-  const invalid = Array.from(include as unknown[], seq => seq).filter(seq => !Number.isSafeInteger(seq) || (seq as number) < 0)
+  const { agent, index } = input
+  const { include, revision } = read(agent, selection)
+  const invalid = include.filter(seq => !Number.isSafeInteger(seq) || (seq as number) < 0)
   if (invalid.length > 0) {
     throw new AgentContextError('invalid-seq', agent, revision, invalid, 'returned include values that are not seqs (safe non-negative integers)')
   }
-  const chosen = new Uint8Array(nodes.length)
-  const unknown = mark(nodes, include as number[], chosen)
-  if (unknown.length > 0) {
-    throw new AgentContextError('unknown-seq', agent, revision, [...new Set(unknown)], 'named seqs that are not message-bearing nodes of its current surface')
+  const chosen = new Uint8Array(index.length)
+  const unknown: number[] = []
+  let stale = 0
+  for (const seq of include as number[]) {
+    let at = index.position.get(seq)
+    if (at === undefined) {
+      const resolved = input.resolve?.(seq)
+      if (resolved === undefined) {
+        unknown.push(seq)
+        continue
+      }
+      stale++
+      if (resolved === null) continue
+      at = index.position.get(resolved)
+      if (at === undefined) continue
+    }
+    chosen[at] = 1
   }
-  mark(nodes, input.requiredSeqs, chosen)
-  const { unitOf, count } = positionUnits(nodes)
-  const unitChosen = new Uint8Array(count)
-  for (let i = 0; i < nodes.length; i++) if (chosen[i] === 1 && unitOf[i] !== -1) unitChosen[unitOf[i] as number] = 1
-  for (let i = 0; i < nodes.length; i++) if (unitOf[i] !== -1 && unitChosen[unitOf[i] as number] === 1) chosen[i] = 1
+  if (unknown.length > 0) {
+    throw new AgentContextError('unknown-seq', agent, revision, [...new Set(unknown)], 'named seqs that never were message-bearing nodes of its surface')
+  }
+  for (const seq of input.requiredSeqs) {
+    const at = index.position.get(seq)
+    if (at !== undefined) chosen[at] = 1
+  }
+  index.close(chosen)
   const result: number[] = []
-  for (let i = 0; i < nodes.length; i++) if (chosen[i] === 1) result.push((nodes[i] as ContextNode).seq)
+  for (let i = 0; i < chosen.length; i++) if (chosen[i] === 1) result.push(index.seqs[i] as number)
   return {
     include: result,
     ...revision === undefined ? {} : { revision },
-    isDefault: result.length === nodes.length,
+    stale,
+    isDefault: result.length === index.length,
   }
 }
 
 /**
- * Set `chosen` at the positions of `seqs`: a merge walk while `seqs` follow surface order (what listeners filtering
- * `nodes` return), then a seq→position map for the rest.
- * @returns the seqs that name no node.
+ * {@link normalizeSelection} for a live session's offer: seqs a compaction replaced resolve through the session's log.
+ * @param agent - session id of the agent, for error messages.
+ * @param events - the session log.
+ * @param index - the offered nodes, with the open turn.
+ * @param requiredSeqs - the offered required seqs.
+ * @param selection - the waterfall's result, untrusted.
+ * @returns the normalized projection.
+ * @throws {AgentContextError} naming the agent, the revision and the offending values.
  */
-function mark(nodes: readonly ContextNode[], seqs: readonly number[], chosen: Uint8Array): number[] {
-  let j = 0
-  for (let i = 0; i < nodes.length && j < seqs.length; i++) {
-    while (j < seqs.length && seqs[j] === (nodes[i] as ContextNode).seq) {
-      chosen[i] = 1
-      j++
-    }
-  }
-  if (j === seqs.length) return []
-  const position = new Map<number, number>()
-  nodes.forEach((node, index) => position.set(node.seq, index))
-  const unknown: number[] = []
-  for (; j < seqs.length; j++) {
-    const at = position.get(seqs[j] as number)
-    if (at === undefined) unknown.push(seqs[j] as number)
-    else chosen[at] = 1
-  }
-  return unknown
+export function normalizeOffer(
+  agent: string,
+  events: readonly SessionEvent[],
+  index: NodeIndex,
+  requiredSeqs: readonly number[],
+  selection: unknown,
+): NormalizedProjection {
+  return normalizeSelection({ agent, index, requiredSeqs, resolve: staleResolver(events, seq => index.position.has(seq)) }, selection)
 }

@@ -6,7 +6,10 @@
 
 import type { GenerateOptions, Message } from '@deepseek-ai/dsh-llm'
 import type { EpochHeader, RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
-import { canonicalHeader, deriveEventMessage, isSurfaceEvent } from '@deepseek-ai/dsh-session'
+import { canonicalHeader } from '@deepseek-ai/dsh-session'
+import { projectedMessages } from './check.ts'
+import { ReplayError } from './errors.ts'
+import { SurfaceFold } from './surface.ts'
 
 /** One request as its log records it. */
 export interface ReplayedRequest {
@@ -26,129 +29,8 @@ export interface ReplayedRequest {
   readonly generation: number
 }
 
-/** Why a log does not replay. */
-export type ReplayErrorCode =
-  /** An event's seq is not the previous seq plus one (the first event has seq 0). */
-  | 'non-contiguous'
-  /** A surface replace names a range that is not on the surface. */
-  | 'invalid-surface'
-  /** A `request/projection` event's fields are not the encoded form (ranges of seq pairs, integer counts). */
-  | 'malformed-projection'
-  /** A `request/projection` names another turn or step than the request that consumes it. */
-  | 'projection-position'
-  /** A `request/projection` was made under another surface generation than its request was sent under. */
-  | 'projection-generation'
-  /** A `request/projection`'s ranges select other nodes than its counts say, or end at seqs that are not surface nodes. */
-  | 'projection-ranges'
-
-/** A log that does not replay, naming the seq of the offending event. */
-export class ReplayError extends Error {
-  override readonly name = 'ReplayError'
-
-  /**
-   * @param code - what did not match.
-   * @param seq - seq of the offending event.
-   * @param detail - one sentence on what was wrong.
-   */
-  constructor(readonly code: ReplayErrorCode, readonly seq: number, detail: string) {
-    super(`session log does not replay at seq ${seq}: ${detail}`)
-  }
-}
-
 type ChunkEvent = SessionEvent<'assistant/chunk'>
 type ProjectionEvent = SessionEvent<'request/projection'>
-
-/**
- * The model-visible surface, folded one event at a time like DSH's `SurfaceManager`, with its message-bearing nodes
- * and their messages kept in surface order, so a request costs the size of what it sends, not of the surface.
- */
-class SurfaceFold {
-  readonly nodes: number[] = []
-  /** Message-bearing surface seqs, in surface order. */
-  seqs: number[] = []
-  /** Their derived messages, index for index. */
-  messages: Message[] = []
-  /** Position of each message-bearing seq in {@link seqs}. */
-  position = new Map<number, number>()
-  generation = 0
-
-  apply(event: SessionEvent): void {
-    if (!isSurfaceEvent(event) || event.surfaceOp === undefined) return
-    const op = event.surfaceOp
-    const message = deriveEventMessage(event)
-    if (op === 'append') {
-      this.nodes.push(event.seq)
-      if (message === null) return
-      this.position.set(event.seq, this.seqs.length)
-      this.seqs.push(event.seq)
-      this.messages.push(message)
-      return
-    }
-    const startIdx = this.nodes.indexOf(op.start)
-    const endIdx = this.nodes.indexOf(op.end)
-    if (startIdx === -1 || endIdx === -1 || startIdx > endIdx) {
-      throw new ReplayError('invalid-surface', event.seq, `surface replace [${op.start}, ${op.end}] is not a range of the surface`)
-    }
-    this.nodes.splice(startIdx, endIdx - startIdx + 1, event.seq)
-    this.generation += 1
-    const derived = new Map(this.seqs.map((seq, i) => [seq, this.messages[i] as Message]))
-    if (message !== null) derived.set(event.seq, message)
-    this.seqs = this.nodes.filter(seq => derived.has(seq))
-    this.messages = this.seqs.map(seq => derived.get(seq) as Message)
-    this.position = new Map(this.seqs.map((seq, i) => [seq, i]))
-  }
-}
-
-function isCount(value: unknown): value is number {
-  return Number.isSafeInteger(value) && (value as number) >= 0
-}
-
-function isEncodedProjection(data: RequestProjection): boolean {
-  return isCount(data.turn) && isCount(data.step) && isCount(data.generation)
-    && isCount(data.surfaceNodes) && isCount(data.includedNodes)
-    && (data.revision === undefined || typeof data.revision === 'string')
-    && Array.isArray(data.include)
-    && data.include.every(range => Array.isArray(range) && range.length === 2 && isCount(range[0]) && isCount(range[1]))
-}
-
-/**
- * Check a pending projection against the request consuming it and select the messages it names: each range is the
- * run of message-bearing nodes from its first seq through its last (as `decodeInclude` reads it), walked in place.
- */
-function project(projection: ProjectionEvent, chunk: ChunkEvent, surface: SurfaceFold): Message[] {
-  const { data, seq } = projection
-  if (!isEncodedProjection(data)) {
-    throw new ReplayError('malformed-projection', seq, 'request/projection is not { turn, step, generation, include: [first, last][], surfaceNodes, includedNodes } of non-negative integers')
-  }
-  if (data.turn !== chunk.data.turn || data.step !== chunk.data.step) {
-    throw new ReplayError('projection-position', seq, `request/projection names turn ${data.turn} step ${data.step}, but the request at seq ${chunk.seq} is turn ${chunk.data.turn} step ${chunk.data.step}`)
-  }
-  if (data.generation !== surface.generation) {
-    throw new ReplayError('projection-generation', seq, `request/projection was made under surface generation ${data.generation}, but the request at seq ${chunk.seq} was sent under generation ${surface.generation}`)
-  }
-  const selected = new Set<number>()
-  let stray: number | undefined
-  for (const [first, last] of data.include) {
-    const start = surface.position.get(first)
-    if (start === undefined) {
-      stray ??= first
-      continue
-    }
-    let at = start
-    for (; at < surface.seqs.length; at++) {
-      selected.add(at)
-      if (surface.seqs[at] === last) break
-    }
-    if (at === surface.seqs.length) stray ??= last
-  }
-  if (data.surfaceNodes !== surface.seqs.length || data.includedNodes !== selected.size) {
-    throw new ReplayError('projection-ranges', seq, `request/projection counts ${data.includedNodes}/${data.surfaceNodes} nodes, but its ranges select ${selected.size}/${surface.seqs.length} at the request at seq ${chunk.seq}`)
-  }
-  if (stray !== undefined) {
-    throw new ReplayError('projection-ranges', seq, `request/projection has a range ending at seq ${stray}, which is not a node it selects at the request at seq ${chunk.seq}`)
-  }
-  return [...selected].sort((a, b) => a - b).map(at => surface.messages[at] as Message)
-}
 
 /**
  * Whether a chunk opens a request: the first chunk of its step, or the first after a `finish` chunk (a retry in the
@@ -202,7 +84,10 @@ export class RequestReplay {
       case 'assistant/chunk': {
         if (!opensRequest(event, this.previous)) break
         const consumed = this.pending
-        const messages = consumed === undefined ? [...surface.messages] : project(consumed, event, surface)
+        const { index, generation } = surface
+        const messages = consumed === undefined
+          ? [...index.messages]
+          : projectedMessages(index, consumed, { turn: event.data.turn, step: event.data.step, generation, seq: event.seq })
         this.pending = undefined
         opened = this.last = {
           turn: event.data.turn,
@@ -211,8 +96,8 @@ export class RequestReplay {
           messages,
           header: this.header,
           ...consumed === undefined ? {} : { projection: consumed.data },
-          surfaceNodes: surface.seqs.length,
-          generation: surface.generation,
+          surfaceNodes: index.length,
+          generation,
         }
         break
       }

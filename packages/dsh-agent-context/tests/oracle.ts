@@ -11,8 +11,8 @@ import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import type { BootedLoop } from '@dsh-context/loop-testkit'
 import { rebuildRequestsByPrefix } from '@dsh-context/loop-testkit'
 import { expect } from 'vitest'
-import type { ReplayedRequest } from '../src/index.ts'
-import { diffRequest, replayRequests } from '../src/index.ts'
+import type { ReplayedRequest } from '../src/replay.ts'
+import { diffRequest, replayRequests } from '../src/replay.ts'
 
 /**
  * Make an agent send only the last `n` surface nodes (the host adds required seqs and whole tool units).

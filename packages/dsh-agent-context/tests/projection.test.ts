@@ -2,29 +2,57 @@ import type { RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
 import { Session, SessionId } from '@deepseek-ai/dsh-session'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { decodeInclude, encodeInclude, pendingProjection, projectMessages, requestMessagesFromLog } from '../src/index.ts'
-import { assistantMessage, userMessage } from './support.ts'
+import { checkProjection } from '../src/check.ts'
+import { NodeIndex } from '../src/nodes.ts'
+import { encodeInclude, pendingProjection, requestMessagesFromLog } from '../src/projection.ts'
+import { assistantMessage, toolResultMessage, userMessage } from './support.ts'
 
-describe('encodeInclude / decodeInclude', () => {
-  const caseArb = fc.uniqueArray(fc.nat({ max: 10_000 }), { maxLength: 40 }).chain(surface => fc.record({
+describe('encodeInclude / checkProjection', () => {
+  const caseArb = fc.uniqueArray(fc.nat({ max: 10_000 }), { minLength: 1, maxLength: 40 }).chain(surface => fc.record({
     surface: fc.constant(surface),
     keep: fc.array(fc.boolean(), { minLength: surface.length, maxLength: surface.length }),
   }))
 
-  it('round-trips any subsequence of a surface in any seq order, one range per run', () => {
+  it('round-trips any subsequence that keeps the tail, in any seq order, one run per stretch', () => {
     fc.assert(fc.property(caseArb, ({ surface, keep }) => {
+      keep[surface.length - 1] = true
       const include = surface.filter((_, i) => keep[i])
+      const index = NodeIndex.of(surface.map(seq => ({ seq, message: assistantMessage(`reply ${seq}`) })))
       const ranges = encodeInclude(surface, include)
-      expect(decodeInclude(surface, ranges)).toEqual(include)
+      const checked = checkProjection(index, ranges)
+      expect('included' in checked && checked.included.map(at => surface[at])).toEqual(include)
       const runs = keep.filter((kept, i) => kept && (i === 0 || !keep[i - 1])).length
       expect(ranges).toHaveLength(runs)
     }), { numRuns: 500 })
   })
 
-  it('reads a range as a run in surface order, not as a seq interval', () => {
+  it('reads a run in surface order, not as a seq interval', () => {
     // After replacing [4..31] with summary 45, the surface is [45, 37, 48]; the run [37, 48] must not pick up 45.
-    expect(decodeInclude([45, 37, 48], [[37, 48]])).toEqual([37, 48])
+    const index = NodeIndex.of([45, 37, 48].map(seq => ({ seq, message: assistantMessage(`n${seq}`) })))
+    expect(checkProjection(index, [[37, 48]])).toEqual({ included: [1, 2] })
     expect(encodeInclude([45, 37, 48], [37, 48])).toEqual([[37, 48]])
+  })
+
+  it('names the rule a forged projection breaks', () => {
+    const index = NodeIndex.of([
+      { seq: 1, message: userMessage('q1') },
+      { seq: 2, message: assistantMessage('a1') },
+      { seq: 4, message: userMessage('q2') },
+      { seq: 5, message: assistantMessage('calling', ['c']) },
+      { seq: 6, message: toolResultMessage('c') },
+    ], 3)
+    const code = (include: [number, number][]): string => {
+      const checked = checkProjection(index, include)
+      return 'violation' in checked ? checked.violation.code : 'ok'
+    }
+    expect(code([[4, 6]])).toBe('ok')
+    expect(code([[1, 1], [4, 6]])).toBe('ok')
+    expect(code([[4, 9]])).toBe('foreign-seq')
+    expect(code([[5, 6], [4, 4]])).toBe('unordered-ranges')
+    expect(code([[6, 4]])).toBe('unordered-ranges')
+    expect(code([[5, 6]])).toBe('required-missing')
+    expect(code([[2, 2], [4, 5]])).toBe('required-missing')
+    expect(code([[2, 2], [4, 6]])).toBe('opening')
   })
 })
 
@@ -67,50 +95,28 @@ describe('pendingProjection', () => {
   })
 })
 
-describe('projectMessages', () => {
-  const threeUsers = (): Session => log(turnStart(1), stepStart(1, 1), user('a'), user('b'), user('c'))
-  const eventAt = (session: Session) => (seq: number): SessionEvent => session.events[seq] as SessionEvent
-
-  it('is the surface derivation without a projection', () => {
-    const session = threeUsers()
-    expect(projectMessages(session.surface, eventAt(session))).toEqual(session.deriveMessages())
-  })
-
-  it('keeps the nodes its ranges name', () => {
-    const session = threeUsers()
-    const [a, , c] = session.deriveMessages()
-    expect(projectMessages(session.surface, eventAt(session), select([[2, 2], [4, 4]], 3, 2))).toEqual([a, c])
-  })
-
-  it('refuses a projection made under another surface generation', () => {
-    const session = threeUsers()
-    expect(() => projectMessages(session.surface, eventAt(session), { ...select([[2, 3]], 3, 2), generation: 1 }))
-      .toThrow(/generation 1, but the request was sent under generation 0/)
-  })
-
-  it('refuses a projection whose counts disagree with its ranges', () => {
-    const session = threeUsers()
-    expect(() => projectMessages(session.surface, eventAt(session), select([[2, 3]], 3, 1)))
-      .toThrow(/counts 1\/3 nodes, but its ranges select 2\/3/)
-    expect(() => projectMessages(session.surface, eventAt(session), select([[2, 3]], 4, 2)))
-      .toThrow(/counts 2\/4 nodes, but its ranges select 2\/3/)
-  })
-
-  it('selects by surface position after a replace leaves the surface out of seq order', () => {
-    const session = threeUsers()
-    session.append('user/message', userMessage('summary of a and b'), { surfaceOp: { op: 'replace', start: 2, end: 3 }, sourceEventSeqs: [2, 3] })
-    session.append('assistant/message', { turn: 1, step: 1, message: assistantMessage('reply') }, { surfaceOp: 'append' })
-    expect(session.surface.nodes).toEqual([5, 4, 6])
-    const [, c, reply] = session.deriveMessages()
-    const data = { ...select(encodeInclude([5, 4, 6], [4, 6]), 3, 2), generation: 1 }
-    expect(projectMessages(session.surface, eventAt(session), data)).toEqual([c, reply])
-  })
-})
-
 describe('requestMessagesFromLog', () => {
+  const threeUsers = (): Session => log(turnStart(1), stepStart(1, 1), user('a'), user('b'), user('c'))
+
   it('filters the live derivation by the pending projection', () => {
-    const session = log(turnStart(1), stepStart(1, 1), user('a'), user('b'), projection(select([[3, 3]], 2, 1)))
-    expect(requestMessagesFromLog(session)).toEqual([session.deriveMessages()[1]])
+    const session = log(turnStart(1), user('earlier'), stepStart(1, 1), user('b'), projection(select([[1, 1], [3, 3]], 2, 2)))
+    expect(requestMessagesFromLog(session)).toEqual(session.deriveMessages())
+    const later = log(turnStart(1), user('a'), turnStart(2), stepStart(2, 1), user('b'), projection({ ...select([[4, 4]], 2, 1), turn: 2 }))
+    expect(requestMessagesFromLog(later)).toEqual([later.deriveMessages()[1]])
+  })
+
+  it('refuses a projection that leaves out the turn\'s own input', () => {
+    const session = threeUsers()
+    expect(() => requestMessagesFromLog({ ...session, events: [...session.events, { ...session.events[0], type: 'request/projection', seq: 5, data: select([[4, 4]], 3, 1) } as SessionEvent], surface: session.surface, deriveMessages: () => session.deriveMessages() }))
+      .toThrow(expect.objectContaining({ code: 'required-missing' }))
+  })
+
+  it('refuses a projection made under another surface generation or for another step', () => {
+    const session = threeUsers()
+    const withPending = (data: RequestProjection) => ({ events: [...session.events, { type: 'request/projection', seq: 5, time: 0, data } as SessionEvent], surface: session.surface, deriveMessages: () => session.deriveMessages() })
+    expect(() => requestMessagesFromLog(withPending({ ...select([[2, 4]], 3, 3), generation: 1 }))).toThrow(/generation 1, but the request was sent under generation 0/)
+    expect(() => requestMessagesFromLog(withPending({ ...select([[2, 4]], 3, 3), step: 2 }))).toThrow(/turn 1 step 2, but the request is turn 1 step 1/)
+    expect(() => requestMessagesFromLog(withPending(select([[2, 4]], 3, 2)))).toThrow(expect.objectContaining({ code: 'projection-counts' }))
   })
 
   it('is the whole derivation once the projection was consumed', () => {

@@ -3,8 +3,10 @@ import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import type { BootedLoop } from '@dsh-context/loop-testkit'
 import { bootLoop, failureReply, patchedDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
 import { describe, expect, it } from 'vitest'
-import type { ReplayErrorCode } from '../src/index.ts'
-import { diffRequest, opensRequest, ReplayError, replayRequests, projectionEvents } from '../src/index.ts'
+import type { ReplayErrorCode } from '../src/errors.ts'
+import { ReplayError } from '../src/errors.ts'
+import { projectionEvents } from '../src/projection.ts'
+import { diffRequest, opensRequest, replayRequests } from '../src/replay.ts'
 import { expectFaithfulReplay, keepLast, loopRequests } from './oracle.ts'
 
 const toolScript = [
@@ -77,7 +79,7 @@ describe('replayRequests on real loop logs', () => {
     agent.ctx.on('agent/context', async (payload, next) => {
       const all = await next()
       const required = new Set(payload.requiredSeqs)
-      const dropped = payload.nodes.find(node => !required.has(node.seq))?.seq
+      const dropped = payload.nodes.find(node => !required.has(node.seq) && node.message.role === 'assistant')?.seq
       return { include: all.include.filter(seq => seq !== dropped), revision: 'drop-oldest' }
     })
     for (const text of ['one', 'two', 'three', 'four', 'five']) await loop.say(agent, text)
@@ -114,22 +116,40 @@ describe('replayRequests on real loop logs', () => {
 })
 
 describe('replayRequests on tampered logs', () => {
-  type Tamper = (event: SessionEvent<'request/projection'>) => void
+  type Tamper = (event: SessionEvent<'request/projection'>, events: readonly SessionEvent[]) => void
+  // The last request (turn 3, keep-last-2) sends "again" (the opening), then "done again" and "once more".
+  const callOf = (events: readonly SessionEvent[], after: number): number =>
+    (events.find(e => e.seq > after && e.type === 'assistant/message' && e.data.message.content.some(b => b.type === 'tool-call')) as SessionEvent).seq
+  const tail = (event: SessionEvent<'request/projection'>): number => (event.data.include.at(-1) as [number, number])[1]
   const cases: [name: string, code: ReplayErrorCode, tamper: Tamper][] = [
     ['its generation changed', 'projection-generation', event => { event.data.generation += 1 }],
-    ['a range dropped', 'projection-ranges', event => { event.data.include = event.data.include.slice(1) }],
-    ['its included count changed', 'projection-ranges', event => { event.data.includedNodes += 1 }],
-    ['its surface count changed', 'projection-ranges', event => { event.data.surfaceNodes -= 1 }],
-    ['its last range ending past the surface', 'projection-ranges', event => { (event.data.include.at(-1) as [number, number])[1] = 999_999 }],
+    ['the opening user message dropped', 'opening', event => {
+      event.data.include = event.data.include.slice(1)
+      event.data.includedNodes -= 1
+    }],
+    ['the turn\'s own input dropped', 'required-missing', event => {
+      const [first] = event.data.include[0] as [number, number]
+      event.data.include = [[first, first]]
+      event.data.includedNodes = 1
+    }],
+    ['a tool unit split', 'open-unit', (event, events) => {
+      const [first] = event.data.include[0] as [number, number]
+      event.data.include = [[first, callOf(events, first)], [tail(event), tail(event)]]
+    }],
+    ['its runs out of surface order', 'unordered-ranges', event => { event.data.include = [...event.data.include].reverse() }],
+    ['its included count changed', 'projection-counts', event => { event.data.includedNodes += 1 }],
+    ['its surface count changed', 'projection-counts', event => { event.data.surfaceNodes -= 1 }],
+    ['its last run ending past the surface', 'foreign-seq', event => { (event.data.include.at(-1) as [number, number])[1] = 999_999 }],
     ['its step changed', 'projection-position', event => { event.data.step += 1 }],
-    ['its include not ranges', 'malformed-projection', event => { (event.data as { include: unknown }).include = [7] }],
+    ['its include not runs', 'malformed-projection', event => { (event.data as { include: unknown }).include = [7] }],
+    ['its data null', 'malformed-projection', event => { (event as { data: unknown }).data = null }],
   ]
 
   it.each(cases)('names the request/projection seq when %s', async (_name, code, tamper) => {
     const { events } = await converse(true)
     const copy = structuredClone(events) as SessionEvent[]
     const target = projectionEvents(copy).at(-1) as SessionEvent<'request/projection'>
-    tamper(target)
+    tamper(target, copy)
     const error = (() => {
       try {
         replayRequests(copy)
@@ -142,6 +162,7 @@ describe('replayRequests on tampered logs', () => {
     expect((error as ReplayError).code).toBe(code)
     expect((error as ReplayError).seq).toBe(target.seq)
     expect((error as ReplayError).message).toContain(`seq ${target.seq}`)
+    if (code !== 'malformed-projection') expect((error as ReplayError).request).toMatchObject({ turn: 3, revision: 'keep-last-2' })
   })
 
   it('refuses a log with a seq gap', async () => {

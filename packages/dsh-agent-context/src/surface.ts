@@ -1,0 +1,93 @@
+/**
+ * The model-visible surface folded from a session log one event at a time, like DSH's `SurfaceManager`, with its
+ * message-bearing nodes indexed for the host's rules and a record of where replaced nodes went.
+ * @module @dsh-context/agent-context/surface
+ */
+
+import type { Message } from '@deepseek-ai/dsh-llm'
+import type { SessionEvent } from '@deepseek-ai/dsh-session'
+import { deriveEventMessage, isSurfaceEvent } from '@deepseek-ai/dsh-session'
+import { ReplayError } from './errors.ts'
+import { NodeIndex } from './nodes.ts'
+
+/** A log's surface, folded event by event. */
+export class SurfaceFold {
+  /** Every surface seq, in surface order. */
+  readonly nodes: number[] = []
+  /** The message-bearing nodes, with the open turn. */
+  index = new NodeIndex()
+  /** The surface's replace generation. */
+  generation = 0
+  /** Each seq a replace removed from the surface, mapped to the seq of the node that replaced it. */
+  readonly replacedBy = new Map<number, number>()
+  /** The seqs each replacement node replaced, for the nodes still on the surface. */
+  private readonly sources = new Map<number, readonly number[]>()
+
+  /**
+   * Fold the next event.
+   * @param event - the next event of the log.
+   * @throws {ReplayError} when a replace names a range that is not on the surface.
+   */
+  apply(event: SessionEvent): void {
+    if (event.type === 'turn/start') {
+      this.index.startTurn(event.seq)
+      return
+    }
+    if (!isSurfaceEvent(event) || event.surfaceOp === undefined) return
+    const op = event.surfaceOp
+    const message = deriveEventMessage(event)
+    if (op === 'append') {
+      this.nodes.push(event.seq)
+      if (message !== null) this.index.push(event.seq, message)
+      return
+    }
+    const startIdx = this.nodes.indexOf(op.start)
+    const endIdx = this.nodes.indexOf(op.end)
+    if (startIdx === -1 || endIdx === -1 || startIdx > endIdx) {
+      throw new ReplayError('invalid-surface', event.seq, `surface replace [${op.start}, ${op.end}] is not a range of the surface`)
+    }
+    const replaced = this.nodes.splice(startIdx, endIdx - startIdx + 1, event.seq)
+    for (const removed of replaced) {
+      this.replacedBy.set(removed, event.seq)
+      this.sources.delete(removed)
+    }
+    this.sources.set(event.seq, replaced)
+    this.generation += 1
+    const before = this.index
+    const messageOf = (seq: number): Message | undefined => {
+      if (seq === event.seq) return message ?? undefined
+      const at = before.position.get(seq)
+      return at === undefined ? undefined : before.messages[at]
+    }
+    const nodes: { seq: number; message: Message }[] = []
+    for (const seq of this.nodes) {
+      const kept = messageOf(seq)
+      if (kept !== undefined) nodes.push({ seq, message: kept })
+    }
+    this.index = NodeIndex.of(nodes, before.turnStart, seq => this.sources.get(seq))
+  }
+}
+
+/**
+ * Resolve seqs a listener named that are not on the current surface: a seq a compaction replaced resolves to the
+ * node that replaced it (transitively), or to `null` when that node is gone or bears no message; a seq that never
+ * was a message-bearing surface node resolves to `undefined`. Folds the log once, on first use.
+ * @param events - the session log.
+ * @param onSurface - whether a seq is a current message-bearing node.
+ * @returns the resolver.
+ */
+export function staleResolver(events: readonly SessionEvent[], onSurface: (seq: number) => boolean): (seq: number) => number | null | undefined {
+  let replacedBy: ReadonlyMap<number, number> | undefined
+  return seq => {
+    if (replacedBy === undefined) {
+      const fold = new SurfaceFold()
+      for (const event of events) fold.apply(event)
+      replacedBy = fold.replacedBy
+    }
+    const event = events[seq]
+    if (event === undefined || deriveEventMessage(event) === null || !replacedBy.has(seq)) return undefined
+    let current = seq
+    for (let next = replacedBy.get(current); next !== undefined; next = replacedBy.get(current)) current = next
+    return onSurface(current) ? current : null
+  }
+}
