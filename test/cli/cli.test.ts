@@ -1,21 +1,22 @@
 /**
- * `dsh-context inspect` and `verify`, run as a child process on session logs persisted by a real patched loop.
+ * `dsh-context inspect` and `verify`, run as a child process on session logs persisted by a real patched loop, and on
+ * copies of them broken one host invariant at a time.
  */
 
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
 import type { RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage } from '@deepseek-ai/dsh-session'
-import { decodeInclude, readSessionLog, projectionEvents } from '@dsh-context/agent-context'
-import type { RequestSummary } from '@dsh-context/cli'
-import { EXIT } from '@dsh-context/cli'
+import { projectionEvents, readSessionLog } from '@dsh-context/agent-context'
+import type { LogViolation, RequestSummary } from '@dsh-context/dsh-context-cli'
+import { EXIT } from '@dsh-context/dsh-context-cli'
 import type { BootedLoop } from '@dsh-context/loop-testkit'
 import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { rewriteEvent, runCli, surfaceBefore } from './support.ts'
+import { rewriteEvent, runCli, selected, surfaceBefore } from './support.ts'
 
 const root = mkdtempSync(join(tmpdir(), 'dsh-context-cli-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -45,16 +46,39 @@ function sentBy(agent: Agent): GenerateOptions[] {
   return loop.adapter.requests.filter(request => request.sessionId === agent.id)
 }
 
+type ProjectionEvent = SessionEvent<'request/projection'>
 
-/** A copy of the projected log with one `request/projection` rewritten; counts follow the new ranges. */
-function withProjection(name: string, event: SessionEvent<'request/projection'>, change: (data: RequestProjection, surface: number[]) => Partial<RequestProjection>): string {
-  const to = join(root, `${name}.jsonl`)
-  rewriteEvent(projected.path, to, event.seq, record => {
+/** A copy of the projected log with one `request/projection` rewritten; counts follow the new ranges unless given. */
+function withProjection(name: string, event: ProjectionEvent, change: (data: RequestProjection, surface: number[]) => Partial<RequestProjection>): { path: string; line: number } {
+  const path = join(root, `${name}.jsonl`)
+  const line = rewriteEvent(projected.path, path, event.seq, record => {
     const surface = surfaceBefore(projected.events, event.seq)
-    const data = { ...event.data, ...change(event.data, surface) }
-    return { ...record, data: { ...data, includedNodes: decodeInclude(surface, data.include).length } }
+    const changed = change(event.data, surface)
+    const include = changed.include ?? event.data.include
+    return { ...record, data: { ...event.data, includedNodes: selected(surface, include).length, ...changed } }
   })
-  return to
+  return { path, line }
+}
+
+/** A projection of the first step of a turn after the first, whose request sends earlier nodes. */
+function laterProjection(): ProjectionEvent {
+  return projectionEvents(projected.events).find(event => event.data.turn > 2 && event.data.step === 1) as ProjectionEvent
+}
+
+/** Run `verify` and `verify --json` on a broken log and return the one violation both report. */
+function violationOf(path: string): LogViolation & { line: number } {
+  const run = runCli('verify', path)
+  expect(run.status).toBe(EXIT.violation)
+  expect(run.stdout).toBe('')
+  expect(run.stderr.split('\n')).toHaveLength(2)
+  const json = runCli('verify', path, '--json')
+  expect(json.status).toBe(EXIT.violation)
+  const report = JSON.parse(json.stdout) as { ok: boolean; violation: LogViolation & { line: number } }
+  expect(report.ok).toBe(false)
+  const { violation } = report
+  const revision = violation.revision === undefined ? 'no revision' : `revision "${violation.revision}"`
+  expect(run.stderr).toBe(`dsh-context verify: ${path} line ${violation.line} (seq ${violation.seq}, turn ${violation.turn} step ${violation.step}, ${revision}): [${violation.code}] ${violation.message}\n`)
+  return violation
 }
 
 describe('dsh-context inspect', () => {
@@ -68,7 +92,7 @@ describe('dsh-context inspect', () => {
     expect(report.requests).toHaveLength(sent.length)
     report.requests.forEach((request, i) => {
       const surface = surfaceBefore(projected.events, request.seq)
-      const excluded = new Set(request.excluded.flatMap(range => decodeInclude(surface, [range])))
+      const excluded = new Set(selected(surface, request.excluded))
       const kept = surface.filter(seq => !excluded.has(seq))
       expect(JSON.stringify(kept.map(seq => deriveEventMessage(projected.events[seq]!)))).toBe(JSON.stringify(sent[i]!.messages))
       expect([request.surfaceNodes, request.includedNodes]).toEqual([surface.length, sent[i]!.messages.length])
@@ -99,6 +123,22 @@ describe('dsh-context inspect', () => {
     expect(rows).toHaveLength(sentBy(projected.agent).length)
     expect(rows.filter(row => row.endsWith('keep-last-3'))).toHaveLength(projectionEvents(projected.events).length)
   })
+
+  it('escapes revisions: a newline cannot forge table rows and terminal escapes never reach the terminal', () => {
+    const event = laterProjection()
+    const forged = 'x\n  99    1  999  1  1  -  1  1  forged\u001b[2J\u001b]0;title\u0007\u009b31m\u202eevil'
+    const { path } = withProjection('forged-revision', event, () => ({ revision: forged }))
+    const table = runCli('inspect', path)
+    expect(table.status).toBe(EXIT.ok)
+    const rows = table.stdout.trimEnd().split('\n')
+    expect(rows).toHaveLength(2 + sentBy(projected.agent).length)
+    expect(table.stdout).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)
+    expect(rows.find(row => row.includes('forged'))).toMatch(/ x\\n  99 .* forged\\u001B\[2J\\u001B\]0;title\\u0007\\u009B31m\\u202Eevil$/)
+    const json = runCli('inspect', path, '--json')
+    expect(json.stdout).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)
+    const report = JSON.parse(json.stdout) as { requests: RequestSummary[] }
+    expect(report.requests.filter(request => request.revision === forged)).toHaveLength(1)
+  })
 })
 
 describe('dsh-context verify', () => {
@@ -109,84 +149,70 @@ describe('dsh-context verify', () => {
     expect(runCli('verify', native.path).stdout).toMatch(new RegExp(`: ${sentBy(native.agent).length} requests rebuilt from \\d+ events; 0 request/projection events`))
   })
 
-  it('names a projection that includes part of an earlier tool-call unit', () => {
+  it('reports the verdict as JSON with --json', () => {
+    const run = runCli('verify', projected.path, '--json')
+    expect(run).toMatchObject({ status: EXIT.ok, stderr: '' })
+    expect(JSON.parse(run.stdout)).toEqual({
+      file: projected.path,
+      session: 'projected',
+      events: projected.events.length,
+      requests: sentBy(projected.agent).length,
+      projected: projectionEvents(projected.events).length,
+      ok: true,
+    })
+  })
+
+  it('names a projection that includes part of an earlier tool-call unit, with its line, turn, step and revision', () => {
     const split = projectionEvents(projected.events).find(event => {
       if (event.data.step !== 1) return false
       const surface = surfaceBefore(projected.events, event.seq)
-      return decodeInclude(surface, event.data.include).some(seq => projected.events[seq]!.type === 'tool/result')
+      return selected(surface, event.data.include).some(seq => projected.events[seq]!.type === 'tool/result')
     })!
-    const path = withProjection('open-unit', split, ({ include }, surface) => {
-      const chosen = decodeInclude(surface, include)
+    const { path, line } = withProjection('open-unit', split, ({ include }, surface) => {
+      const chosen = selected(surface, include)
       const call = chosen.find(seq => projected.events[seq]!.type === 'assistant/message' && JSON.stringify(projected.events[seq]!.data).includes('tool-call'))!
       return { include: chosen.filter(seq => seq !== call).map(seq => [seq, seq] as [number, number]) }
     })
-    const run = runCli('verify', path)
-    expect(run.status).toBe(EXIT.violation)
-    expect(run.stderr).toMatch(new RegExp(`^dsh-context verify: ${path}: request/projection at seq ${split.seq} \\(turn ${split.data.turn} step ${split.data.step}, revision "keep-last-3"\\) includes seq \\d+ but not seq \\d+ of its tool-call unit \\[\\d+, \\d+\\]; consumed by the request at seq \\d+\\n$`))
+    const violation = violationOf(path)
+    expect(violation).toMatchObject({ code: 'open-unit', seq: split.seq, line, turn: split.data.turn, step: split.data.step, revision: 'keep-last-3' })
+    expect(violation.message).toMatch(/includes seq \d+ but not seq \d+ of its tool-call unit \[\d+, \d+\]/)
   })
 
   it('names a projection that leaves out the surface tail, and the first of two bad ones', () => {
-    const [first, second] = projectionEvents(projected.events).slice(-2) as [SessionEvent<'request/projection'>, SessionEvent<'request/projection'>]
+    const [first, second] = projectionEvents(projected.events).slice(-2) as [ProjectionEvent, ProjectionEvent]
     const dropTail = (data: RequestProjection, surface: number[]): Partial<RequestProjection> => ({
-      include: decodeInclude(surface, data.include).slice(0, -1).map(seq => [seq, seq] as [number, number]),
+      include: selected(surface, data.include).slice(0, -1).map(seq => [seq, seq] as [number, number]),
     })
     const late = withProjection('tail-late', second, dropTail)
-    expect(runCli('verify', late).stderr).toMatch(new RegExp(`request/projection at seq ${second.seq} .* omits required seq ${surfaceBefore(projected.events, second.seq).at(-1)};`))
+    const missing = violationOf(late.path)
+    expect(missing).toMatchObject({ code: 'required-missing', seq: second.seq, line: late.line, turn: second.data.turn, step: second.data.step })
+    expect(missing.message).toContain(`omits required seq ${surfaceBefore(projected.events, second.seq).at(-1)}`)
     const both = join(root, 'tail-both.jsonl')
-    rewriteEvent(late, both, first.seq, record => ({ ...record, data: { ...first.data, generation: 4 } }))
-    const run = runCli('verify', both)
-    expect(run.status).toBe(EXIT.violation)
-    expect(run.stderr).toMatch(new RegExp(`^dsh-context verify: ${both}: .*seq ${first.seq}\\b.*generation 4\\b`))
+    const line = rewriteEvent(late.path, both, first.seq, record => ({ ...record, data: { ...first.data, generation: 4 } }))
+    expect(violationOf(both)).toMatchObject({ code: 'projection-generation', seq: first.seq, line, turn: first.data.turn, step: first.data.step, revision: 'keep-last-3' })
   })
 
-  it('names a projection whose ranges reach outside the surface', () => {
-    const event = projectionEvents(projected.events)[0]!
+  it('gives a foreign seq, a backward run and a count mismatch each its own code', () => {
+    const event = laterProjection()
     const turnStart = projected.events.findLast(e => e.seq < event.seq && e.type === 'turn/start')!.seq
-    const run = runCli('verify', withProjection('foreign', event, ({ include }) => ({ include: [[turnStart, turnStart], ...include] })))
-    expect(run.status).toBe(EXIT.violation)
-    expect(run.stderr).toContain(`seq ${event.seq}`)
-    expect(run.stderr).toContain(`seq ${turnStart}`)
-  })
-})
+    const foreign = violationOf(withProjection('foreign', event, ({ include }) => ({ include: [[turnStart, turnStart], ...include] })).path)
+    expect(foreign).toMatchObject({ code: 'foreign-seq', seq: event.seq, turn: event.data.turn, step: event.data.step, revision: 'keep-last-3' })
+    expect(foreign.message).toContain(`seq ${turnStart}`)
 
-describe('dsh-context on logs it cannot read', () => {
-  it('reports a missing file', () => {
-    const run = runCli('verify', join(root, 'absent.jsonl'))
-    expect(run).toMatchObject({ status: EXIT.unreadable, stdout: '' })
-    expect(run.stderr).toBe(`dsh-context: session log ${join(root, 'absent.jsonl')}: does not exist\n`)
-  })
+    const backward = withProjection('backward', event, ({ include }, surface) => {
+      const seqs = selected(surface, include)
+      const runs = seqs.map(seq => [seq, seq] as [number, number])
+      return { include: [runs.at(-1)!, ...runs.slice(0, -1)] }
+    })
+    expect(violationOf(backward.path)).toMatchObject({ code: 'unordered-ranges', seq: event.seq, line: backward.line, turn: event.data.turn, step: event.data.step })
 
-  it('reports a truncated last line with its line number', () => {
-    const text = readFileSync(projected.path, 'utf8')
-    const path = join(root, 'truncated.jsonl')
-    writeFileSync(path, text.slice(0, text.length - 20))
-    const run = runCli('inspect', path)
-    expect(run.status).toBe(EXIT.unreadable)
-    expect(run.stderr).toBe(`dsh-context: session log ${path} line ${text.trimEnd().split('\n').length}: ends inside this line: its write did not complete\n`)
+    const miscounted = withProjection('miscounted', event, data => ({ includedNodes: data.includedNodes + 1 }))
+    expect(violationOf(miscounted.path)).toMatchObject({ code: 'projection-counts', seq: event.seq, line: miscounted.line, turn: event.data.turn, step: event.data.step })
   })
 
-  it('reports an event type this build does not know', () => {
-    const path = join(root, 'unknown-type.jsonl')
-    const event = projected.events.find(e => e.type === 'request/context')!
-    rewriteEvent(projected.path, path, event.seq, record => ({ ...record, type: 'tavern/binding' }))
-    const run = runCli('verify', path)
-    expect(run.status).toBe(EXIT.unreadable)
-    expect(run.stderr).toMatch(new RegExp(`line \\d+: holds event type "tavern/binding" \\(seq ${event.seq}\\), unknown to this build and not marked ignorable\\n$`))
-  })
-
-  it('reports a log written by a DSH build with another session format', () => {
-    const path = join(root, 'format-v1.jsonl')
-    copyFileSync(projected.path, path)
-    const [header, ...rest] = readFileSync(path, 'utf8').split('\n')
-    writeFileSync(path, [JSON.stringify({ ...JSON.parse(header!) as object, version: 1 }), ...rest].join('\n'))
-    const run = runCli('verify', path)
-    expect(run.status).toBe(EXIT.unreadable)
-    expect(run.stderr).toBe(`dsh-context: session log ${path} line 1: uses session log format v1; this build reads only v0\n`)
-  })
-
-  it('rejects unknown commands and options with its usage', () => {
-    expect(runCli('replay', projected.path)).toMatchObject({ status: EXIT.unreadable, stderr: expect.stringMatching(/^usage: dsh-context inspect/) as unknown })
-    expect(runCli('verify', projected.path, '--json').status).toBe(EXIT.unreadable)
-    expect(runCli('inspect', projected.path, '--colour').stderr).toMatch(/^dsh-context: Unknown option '--colour'/)
+  it('names a projection that another request\'s turn and step consumed', () => {
+    const event = laterProjection()
+    const { path, line } = withProjection('position', event, data => ({ turn: data.turn + 1 }))
+    expect(violationOf(path)).toMatchObject({ code: 'projection-position', seq: event.seq, line, turn: event.data.turn + 1, step: event.data.step, revision: 'keep-last-3' })
   })
 })

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage, foldSurface } from '@deepseek-ai/dsh-session'
-import { CLI_BIN } from '@dsh-context/cli'
+import { CLI_BIN } from '@dsh-context/dsh-context-cli'
 
 /** What one `dsh-context` run printed and returned. */
 export interface CliRun {
@@ -29,18 +29,20 @@ export function runCli(...args: string[]): CliRun {
  * @param to - the file to write.
  * @param seq - the event to change.
  * @param edit - returns the replacement event.
+ * @returns the 1-based line rewritten.
  */
-export function rewriteEvent(from: string, to: string, seq: number, edit: (event: Record<string, unknown>) => unknown): void {
-  let found = false
-  const lines = readFileSync(from, 'utf8').split('\n').map((line, i) => {
-    if (i === 0 || line === '') return line
-    const record = JSON.parse(line) as Record<string, unknown>
-    if (record['seq'] !== seq || typeof record['data'] !== 'object') return line
-    found = true
+export function rewriteEvent(from: string, to: string, seq: number, edit: (event: Record<string, unknown>) => unknown): number {
+  let line = 0
+  const lines = readFileSync(from, 'utf8').split('\n').map((text, i) => {
+    if (i === 0 || text === '') return text
+    const record = JSON.parse(text) as Record<string, unknown>
+    if (record['seq'] !== seq || typeof record['type'] !== 'string' || record['type'].endsWith('-chunks')) return text
+    line = i + 1
     return JSON.stringify(edit(record))
   })
-  if (!found) throw new Error(`no single-event line with seq ${seq} in ${from}`)
+  if (line === 0) throw new Error(`no single-event line with seq ${seq} in ${from}`)
   writeFileSync(to, lines.join('\n'))
+  return line
 }
 
 /**
@@ -51,4 +53,14 @@ export function rewriteEvent(from: string, to: string, seq: number, edit: (event
  */
 export function surfaceBefore(events: readonly SessionEvent[], seq: number): number[] {
   return foldSurface(events.slice(0, seq)).nodes.filter(node => deriveEventMessage(events[node] as SessionEvent) !== null)
+}
+
+/**
+ * The surface seqs a projection's `[first, last]` runs select.
+ * @param surface - message-bearing surface seqs in surface order.
+ * @param include - the runs.
+ * @returns the selected seqs in surface order.
+ */
+export function selected(surface: readonly number[], include: readonly (readonly [number, number])[]): number[] {
+  return include.flatMap(([first, last]) => surface.slice(surface.indexOf(first), surface.indexOf(last) + 1))
 }

@@ -16,10 +16,10 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { SessionLog } from '@dsh-context/agent-context'
 import { diffRequest, pendingProjection, readSessionLog, replayRequests, SessionLogError } from '@dsh-context/agent-context'
-import { EXIT } from '@dsh-context/cli'
+import { EXIT } from '@dsh-context/dsh-context-cli'
 import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
-import { runCli } from '../../packages/dsh-context-cli/tests/support.ts'
+import { runCli } from '../cli/support.ts'
 
 const CHILD = new URL('./crash-child.mjs', import.meta.url)
 const TURNS_BEFORE_CRASH = 4

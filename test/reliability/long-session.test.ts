@@ -12,10 +12,10 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { projectionEvents } from '@dsh-context/agent-context'
-import { EXIT, PROGRESS_MIN_EVENTS } from '@dsh-context/cli'
+import { EXIT, PROGRESS_MIN_EVENTS } from '@dsh-context/dsh-context-cli'
 import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
-import { runCli } from '../../packages/dsh-context-cli/tests/support.ts'
+import { runCli } from '../cli/support.ts'
 import { expectAgentVerifies, heapAfterGc } from './support.ts'
 
 const TURNS = Number(process.env['LONG_SESSION_TURNS'] ?? 5_000)

@@ -2,23 +2,34 @@
  * Read a session log persisted by `@deepseek-ai/dsh-session-persistence-jsonl` 0.1.0-rc.8: a `session` header line,
  * then one storage record per line (a session event verbatim, or a packed `*-chunks` row that expands to consecutive
  * `assistant/chunk` events), as plain JSONL or as concatenated Zstandard frames. Unlike the backend's resume path,
- * which repairs a torn tail, this reader refuses any log that is not complete and current.
+ * which repairs a torn tail, this reader refuses any log that is not complete and current, and any event whose data
+ * is not what its type declares where the request rebuild reads it.
  * @module @dsh-context/agent-context/jsonl
  */
 
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
+import type { Stats } from 'node:fs'
 import { zstdDecompressSync } from 'node:zlib'
 import type { SessionEvent, SessionHeader } from '@deepseek-ai/dsh-session'
 import { decodeStorageRecord, KNOWN_SESSION_EVENT_TYPES, SESSION_FORMAT_VERSION } from '@deepseek-ai/dsh-session'
+import { decompressZstdPrefix, scanZstdFrames } from '@deepseek-ai/dsh-session-persistence-jsonl'
 
 /** Why a session log was refused. */
 export type SessionLogErrorCode =
   /** No file at the path. */
   | 'missing-file'
-  /** The file ends inside a line or a Zstandard frame: a write did not complete. */
+  /** The path names a directory, FIFO, socket or device, not a regular file. */
+  | 'not-a-file'
+  /** The file exists but cannot be read (permissions, I/O error). */
+  | 'unreadable'
+  /** The file has no bytes. */
+  | 'empty'
+  /** The file ends inside a line or a Zstandard frame whose bytes are a valid beginning: a write did not complete. */
   | 'truncated'
-  /** A complete line is not a header, a storage record or an event envelope with the next seq. */
+  /** Bytes that are not a session log: not UTF-8, not JSON, not Zstandard data that decodes. */
   | 'malformed'
+  /** An event whose `data` is null, empty, or not the shape its type declares where requests are rebuilt from it. */
+  | 'invalid-event'
   /** An event type unknown to this build (`KNOWN_SESSION_EVENT_TYPES`) without `ignorable: true`. */
   | 'unknown-event-type'
   /** The header's `version` is not this build's `SESSION_FORMAT_VERSION`. */
@@ -50,68 +61,129 @@ export class SessionLogError extends Error {
 export interface SessionLog {
   readonly header: SessionHeader
   readonly events: SessionEvent[]
+  /**
+   * @param seq - an event's seq.
+   * @returns the 1-based line of the file that holds it (a packed chunk row holds several).
+   */
+  lineOf(seq: number): number
 }
 
 const ZSTD_MAGIC = 0xFD2FB528
+const NEWLINE = 0x0A
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+function fileKind(info: Stats): string {
+  if (info.isDirectory()) return 'a directory'
+  if (info.isFIFO()) return 'a FIFO'
+  if (info.isSocket()) return 'a socket'
+  if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device'
+  return 'not a regular file'
+}
+
+async function readRegularFile(path: string): Promise<Buffer> {
+  let info: Stats
+  try {
+    info = await stat(path)
+  } catch (error: unknown) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new SessionLogError('missing-file', path, undefined, 'does not exist', { cause: error })
+    throw new SessionLogError('unreadable', path, undefined, `cannot be read (${code ?? String(error)})`, { cause: error })
+  }
+  if (!info.isFile()) throw new SessionLogError('not-a-file', path, undefined, `is ${fileKind(info)}, not a session log file`)
+  try {
+    return await readFile(path)
+  } catch (error: unknown) {
+    throw new SessionLogError('unreadable', path, undefined, `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error })
+  }
+}
+
+/** A torn JSONL line is the start of one JSON object: `{`, then printable text, possibly cut inside a UTF-8 sequence. */
+function looksTorn(bytes: Buffer): boolean {
+  if (bytes[0] !== 0x7B) return false
+  let text: string
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: true })
+  } catch {
+    // Invalid UTF-8 before the cut: not a line a writer was in the middle of.
+    return false
+  }
+  return !/[\u0000-\u001F]/.test(text)
+}
 
 /**
- * Byte ranges of the complete Zstandard frames (RFC 8878 §3.1.1) of a buffer, read from frame and block headers
- * without decompressing.
- * @returns the frame ranges and, when the buffer ends inside a frame, that frame's start.
+ * The plaintext chunks of a file: the file itself, or each complete Zstandard frame decoded (DSH writes whole lines
+ * per frame). A torn last frame is `truncated` when its bytes decode as far as they go, and `malformed` otherwise.
  */
-function zstdFrames(buffer: Buffer, path: string): { frames: [number, number][]; tornAt?: number } {
-  const frames: [number, number][] = []
-  let offset = 0
-  while (offset < buffer.length) {
-    const start = offset
-    if (buffer.length - offset < 5) return { frames, tornAt: start }
-    if (buffer.readUInt32LE(offset) !== ZSTD_MAGIC) {
-      throw new SessionLogError('malformed', path, undefined, `byte ${offset} does not start a Zstandard frame`)
-    }
-    const descriptor = buffer.readUInt8(offset + 4)
-    const singleSegment = (descriptor & 0x20) !== 0
-    const sizeFlag = descriptor >>> 6
-    const dictionaryBytes = [0, 1, 2, 4][descriptor & 3] as number
-    const contentSizeBytes = sizeFlag === 0 ? (singleSegment ? 1 : 0) : 1 << sizeFlag
-    offset += 5 + (singleSegment ? 0 : 1) + dictionaryBytes + contentSizeBytes
-    for (let last = false; !last;) {
-      if (buffer.length - offset < 3) return { frames, tornAt: start }
-      const block = buffer.readUIntLE(offset, 3)
-      last = (block & 1) !== 0
-      offset += 3 + ((block >>> 1 & 3) === 1 ? 1 : block >>> 3)
-    }
-    if ((descriptor & 0x04) !== 0) offset += 4
-    if (offset > buffer.length) return { frames, tornAt: start }
-    frames.push([start, offset])
-  }
-  return { frames }
-}
-
-/** The JSONL text of a file, decompressing concatenated Zstandard frames when the file starts with one. */
-function plaintext(buffer: Buffer, path: string): { text: string; tornFrameAt?: number } {
-  if (buffer.length < 4 || buffer.readUInt32LE(0) !== ZSTD_MAGIC) return { text: buffer.toString('utf8') }
-  const { frames, tornAt } = zstdFrames(buffer, path)
-  const parts = frames.map(([start, end]) => {
-    try {
-      return zstdDecompressSync(buffer.subarray(start, end))
-    } catch (error: unknown) {
-      throw new SessionLogError('malformed', path, undefined, `the Zstandard frame at byte ${start} does not decode`, { cause: error })
-    }
-  })
-  return { text: Buffer.concat(parts).toString('utf8'), ...tornAt === undefined ? {} : { tornFrameAt: tornAt } }
-}
-
-function parseLine(line: string, lineNo: number, path: string): unknown {
+async function plaintextChunks(buffer: Buffer, path: string): Promise<{ chunks: Iterable<Buffer>; compressed: boolean }> {
+  if (buffer.length < 4 || buffer.readUInt32LE(0) !== ZSTD_MAGIC) return { chunks: [buffer], compressed: false }
+  let scan: ReturnType<typeof scanZstdFrames>
   try {
-    return JSON.parse(line)
+    scan = scanZstdFrames(buffer)
   } catch (error: unknown) {
-    throw new SessionLogError('malformed', path, lineNo, 'is not JSON', { cause: error })
+    throw new SessionLogError('malformed', path, undefined, `is not Zstandard data that DSH wrote: ${(error as Error).message}`, { cause: error })
+  }
+  const { frames, tornStart } = scan
+  if (tornStart !== undefined) {
+    try {
+      await decompressZstdPrefix(buffer.subarray(tornStart))
+    } catch (error: unknown) {
+      throw new SessionLogError('malformed', path, undefined, `the Zstandard frame at byte ${tornStart} is incomplete and its bytes do not decode: not a torn write but damaged data`, { cause: error })
+    }
+  }
+  function* decoded(): Generator<Buffer> {
+    for (const { start, end } of frames) {
+      try {
+        yield zstdDecompressSync(buffer.subarray(start, end))
+      } catch (error: unknown) {
+        throw new SessionLogError('malformed', path, undefined, `the Zstandard frame at byte ${start} does not decode`, { cause: error })
+      }
+    }
+    if (tornStart !== undefined) throw new SessionLogError('truncated', path, undefined, `ends inside the Zstandard frame at byte ${tornStart}: its write did not complete`)
+  }
+  return { chunks: decoded(), compressed: true }
+}
+
+interface Line {
+  readonly text: string
+  readonly lineNo: number
+}
+
+/** The complete lines of the plaintext, each decoded as UTF-8; refuses a torn or garbage tail. */
+function* lines(chunks: Iterable<Buffer>, path: string, compressed: boolean): Generator<Line> {
+  let lineNo = 0
+  for (const chunk of chunks) {
+    let start = 0
+    for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
+      lineNo += 1
+      let text: string
+      try {
+        text = utf8.decode(chunk.subarray(start, end))
+      } catch (error: unknown) {
+        const detail = (error as NodeJS.ErrnoException).code === 'ERR_ENCODING_INVALID_ENCODED_DATA' ? 'is not UTF-8 text' : `cannot be decoded (${(error as Error).message})`
+        throw new SessionLogError('malformed', path, lineNo, detail, { cause: error })
+      }
+      yield { text, lineNo }
+      start = end + 1
+    }
+    if (start === chunk.length) continue
+    const tail = chunk.subarray(start)
+    if (compressed) throw new SessionLogError('malformed', path, lineNo + 1, 'ends inside a complete Zstandard frame: DSH writes whole lines per frame')
+    if (!looksTorn(tail)) throw new SessionLogError('malformed', path, lineNo + 1, `is ${tail.length} bytes without a line end that are not the start of a JSON line (binary data?)`)
+    throw new SessionLogError('truncated', path, lineNo + 1, lineNo === 0 ? 'ends before the session header line is complete' : 'ends inside this line: its write did not complete')
   }
 }
 
-function readHeader(line: string, path: string): SessionHeader {
-  const parsed = parseLine(line, 1, path) as Record<string, unknown> | null
-  const version = parsed?.['version']
+function parseLine({ text, lineNo }: Line, path: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (error: unknown) {
+    throw new SessionLogError('malformed', path, lineNo, text.length === 0 ? 'is empty, not JSON' : 'is not JSON', { cause: error })
+  }
+}
+
+function readHeader(line: Line, path: string): SessionHeader {
+  const parsed = parseLine(line, path) as Record<string, unknown> | null
+  const version = typeof parsed === 'object' ? parsed?.['version'] : undefined
   if (typeof version === 'number' && version !== SESSION_FORMAT_VERSION) {
     throw new SessionLogError('format-version', path, 1, `uses session log format v${version}; this build reads only v${SESSION_FORMAT_VERSION}`)
   }
@@ -125,58 +197,132 @@ function readHeader(line: string, path: string): SessionHeader {
   return header as unknown as SessionHeader
 }
 
+type Shape = (value: unknown) => string | undefined
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isCount = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0
+
+function counts(...keys: string[]): Shape {
+  return data => {
+    const wrong = keys.find(key => !isCount((data as Record<string, unknown>)[key]))
+    return wrong === undefined ? undefined : `"${wrong}" is not a non-negative integer`
+  }
+}
+
+function blocksProblem(content: unknown, at: string): string | undefined {
+  if (!Array.isArray(content)) return `${at} is not an array of content blocks`
+  for (const [i, block] of content.entries()) {
+    const where = `${at}[${i}]`
+    if (!isObject(block) || typeof block['type'] !== 'string') return `${where} is not a content block ({ type, ... })`
+    if ((block['type'] === 'text' || block['type'] === 'reasoning') && typeof block['text'] !== 'string') return `${where}.text is not a string`
+    if (block['type'] === 'tool-call' && (typeof block['name'] !== 'string' || typeof block['arguments'] !== 'string')) return `${where} is a tool call without string name and arguments`
+    if (block['type'] === 'tool-result') {
+      const nested = blocksProblem(block['content'], `${where}.content`)
+      if (nested !== undefined) return nested
+    }
+  }
+  return undefined
+}
+
+function message(role: string, at: string): Shape {
+  return value => {
+    if (!isObject(value)) return `${at} is not a message object`
+    if (value['role'] !== role) return `${at}.role is not "${role}"`
+    return blocksProblem(value['content'], `${at}.content`)
+  }
+}
+
+function all(...shapes: Shape[]): Shape {
+  return value => {
+    for (const shape of shapes) {
+      const problem = shape(value)
+      if (problem !== undefined) return problem
+    }
+    return undefined
+  }
+}
+
+function field(key: string, shape: Shape): Shape {
+  return data => shape((data as Record<string, unknown>)[key])
+}
+
+const optional = (check: (value: unknown) => boolean, expected: string, key: string): Shape =>
+  value => (value as Record<string, unknown>)[key] === undefined || check((value as Record<string, unknown>)[key]) ? undefined : `header.${key} is not ${expected}`
+
+/**
+ * What the request rebuild reads of each event type's `data` (turn and step positions, messages and their content
+ * blocks as the token meter prices them, the request header). Every other known type needs only non-empty object data.
+ */
+const DATA_SHAPES: Readonly<Record<string, Shape>> = {
+  'turn/start': counts('turn'),
+  'turn/end': counts('turn'),
+  'step/start': counts('turn', 'step'),
+  'step/end': counts('turn', 'step'),
+  'user/message': message('user', 'data'),
+  'assistant/chunk': all(counts('turn', 'step'), field('chunk', chunk => isObject(chunk) && typeof chunk['type'] === 'string' ? undefined : 'chunk is not a stream chunk ({ type, ... })')),
+  'assistant/message': all(counts('turn', 'step'), field('message', message('assistant', 'message'))),
+  'tool/result': all(counts('turn', 'step'), field('message', message('user', 'message'))),
+  'request/header': field('header', header => isObject(header)
+    ? all(optional(value => typeof value === 'string', 'a string', 'system'), optional(Array.isArray, 'an array', 'tools'))(header)
+    : 'header is not a request header object'),
+}
+
 function checkEvent(event: SessionEvent, expectedSeq: number, lineNo: number, path: string): void {
   const raw = event as unknown as Record<string, unknown> | null
-  if (typeof raw !== 'object' || raw === null || typeof raw['type'] !== 'string' || raw['data'] === undefined
+  if (!isObject(raw) || typeof raw['type'] !== 'string' || raw['data'] === undefined
     || (raw['ignorable'] !== undefined && raw['ignorable'] !== true)) {
     throw new SessionLogError('malformed', path, lineNo, 'is not a session event envelope ({ type, seq, time, data, ... })')
   }
   if (raw['seq'] !== expectedSeq) {
-    throw new SessionLogError('malformed', path, lineNo, `holds seq ${String(raw['seq'])} where seq ${expectedSeq} is next`)
+    throw new SessionLogError('malformed', path, lineNo, `holds seq ${JSON.stringify(raw['seq']) ?? 'undefined'} where seq ${expectedSeq} is next`)
   }
-  if (!KNOWN_SESSION_EVENT_TYPES.has(event.type) && event.ignorable !== true) {
-    throw new SessionLogError('unknown-event-type', path, lineNo, `holds event type "${event.type}" (seq ${event.seq}), unknown to this build and not marked ignorable`)
+  if (!KNOWN_SESSION_EVENT_TYPES.has(event.type)) {
+    if (event.ignorable === true) return
+    throw new SessionLogError('unknown-event-type', path, lineNo, `holds event type ${JSON.stringify(event.type)} (seq ${event.seq}), unknown to this build and not marked ignorable`)
   }
+  const { data } = raw
+  const named = `holds a ${event.type} event (seq ${event.seq})`
+  if (!isObject(data)) throw new SessionLogError('invalid-event', path, lineNo, `${named} whose data is ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}, not an object`)
+  if (Object.keys(data).length === 0) throw new SessionLogError('invalid-event', path, lineNo, `${named} whose data is empty ({})`)
+  const problem = DATA_SHAPES[event.type]?.(data)
+  if (problem !== undefined) throw new SessionLogError('invalid-event', path, lineNo, `${named} whose data is not what its type declares: ${problem}`)
 }
 
 /**
- * Read a persisted session log completely.
+ * Read a persisted session log completely. The file is decoded a line at a time, so memory holds the file's bytes and
+ * its events, not a copy of its text.
  * @param path - a `session.jsonl` or `session.jsonl.zstd` file.
  * @returns the header and every event.
- * @throws {SessionLogError} `missing-file`; `format-version` before any other check of the header; `truncated` when
- * the file ends inside a line or frame; `malformed`; `unknown-event-type`, like DSH's resume refusal.
+ * @throws {SessionLogError} `missing-file`, `not-a-file`, `unreadable`, `empty`; then in file order: `format-version`
+ * before any other check of the header; `truncated` when the file ends inside a line or frame that a write was
+ * cut off in; `malformed` for bytes that are not a session log; `invalid-event`; `unknown-event-type`, like DSH's
+ * resume refusal.
  */
 export async function readSessionLog(path: string): Promise<SessionLog> {
-  let buffer: Buffer
-  try {
-    buffer = await readFile(path)
-  } catch (error: unknown) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new SessionLogError('missing-file', path, undefined, 'does not exist', { cause: error })
-    throw error
-  }
-  const { text, tornFrameAt } = plaintext(buffer, path)
-  const lines = text.split('\n')
-  const tail = lines.pop() as string
-  if (lines.length === 0) throw new SessionLogError('truncated', path, 1, 'ends before the session header line is complete')
-  const header = readHeader(lines[0] as string, path)
-  if (tail !== '') throw new SessionLogError('truncated', path, lines.length + 1, 'ends inside this line: its write did not complete')
-  if (tornFrameAt !== undefined) {
-    throw new SessionLogError('truncated', path, lines.length + 1, `ends inside the Zstandard frame at byte ${tornFrameAt}: its write did not complete`)
-  }
+  const buffer = await readRegularFile(path)
+  if (buffer.length === 0) throw new SessionLogError('empty', path, undefined, 'is empty: it has no session header line')
+  const { chunks, compressed } = await plaintextChunks(buffer, path)
+  let header: SessionHeader | undefined
   const events: SessionEvent[] = []
-  for (let i = 1; i < lines.length; i++) {
-    const lineNo = i + 1
-    const record = parseLine(lines[i] as string, lineNo, path)
+  const lineOfSeq: number[] = []
+  for (const line of lines(chunks, path, compressed)) {
+    if (header === undefined) {
+      header = readHeader(line, path)
+      continue
+    }
+    const record = parseLine(line, path)
     let decoded: SessionEvent[]
     try {
       decoded = decodeStorageRecord(record)
     } catch (error: unknown) {
-      throw new SessionLogError('malformed', path, lineNo, 'is not a storage record', { cause: error })
+      throw new SessionLogError('malformed', path, line.lineNo, `is not a storage record: ${(error as Error).message}`, { cause: error })
     }
     for (const event of decoded) {
-      checkEvent(event, events.length, lineNo, path)
+      checkEvent(event, events.length, line.lineNo, path)
       events.push(event)
+      lineOfSeq.push(line.lineNo)
     }
   }
-  return { header, events }
+  if (header === undefined) throw new SessionLogError('malformed', path, undefined, 'holds no session header line')
+  return { header, events, lineOf: seq => lineOfSeq[seq] ?? 0 }
 }

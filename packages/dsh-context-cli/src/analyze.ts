@@ -1,32 +1,20 @@
 /**
- * One pass over a session log that rebuilds every request (`replayRequests`), folds the surface beside it with DSH's
- * own incremental `SurfaceManager`, and checks each consumed `request/projection` against the host invariants.
- * @module @dsh-context/cli/analyze
+ * One pass over a session log that rebuilds every request (`RequestReplay`, which checks each consumed
+ * `request/projection` against the host's rules), folds the surface beside it with DSH's own incremental
+ * `SurfaceManager`, and checks that the two agree, request by request. Every step costs what a request sends or what
+ * the log appends, never the whole surface.
+ * @module @dsh-context/dsh-context-cli/analyze
  */
 
-import type { ContextNode } from '@deepseek-ai/dsh-agent'
-import type { Message } from '@deepseek-ai/dsh-llm'
-import type { EpochHeader, RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
+import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { SurfaceManager } from '@deepseek-ai/dsh-session/surface'
-import type { ReplayedRequest, ReplayErrorCode } from '@dsh-context/agent-context'
-import type { NodesMark } from '@dsh-context/agent-context'
-import { appendedNodes, ReplayError, replayRequests, requiredSeqs } from '@dsh-context/agent-context'
-import type { ProjectionViolationCode } from './check.ts'
-import { checkProjection } from './check.ts'
+import type { NodesMark, ReplayedRequest, ReplayErrorCode } from '@dsh-context/agent-context'
+import { appendedNodes, checkProjection, NodeIndex, ReplayError, RequestReplay } from '@dsh-context/agent-context'
+import type { RequestPricer } from '@dsh-context/compaction-effective-projection'
+import { priceRequest } from '@dsh-context/compaction-effective-projection'
 
-/** Token estimates for a request: the DSH token meter's per-message price and its request-envelope price. */
-export interface TokenPricer {
-  /**
-   * @param message - a model-visible message.
-   * @returns its estimated tokens.
-   */
-  message(message: Message): number
-  /**
-   * @param header - the request envelope (system prompt, tools), if any.
-   * @returns its estimated tokens.
-   */
-  header(header: EpochHeader | undefined): number
-}
+/** Token estimates for a request: the DSH token meter's message and request-envelope prices. */
+export type TokenPricer = RequestPricer
 
 /** One rebuilt request. */
 export interface RequestSummary {
@@ -40,30 +28,35 @@ export interface RequestSummary {
   readonly includedNodes: number
   /** Surface nodes not sent, as `[first, last]` runs in surface order. */
   readonly excluded: [number, number][]
-  /** Estimated tokens of the request: its messages plus system prompt and tool schemas. */
+  /** Estimated tokens of the request: its messages plus system prompt and tool schemas (`priceRequest`). */
   readonly tokens: number
   /** Estimated tokens the whole surface would have cost with the same envelope. */
   readonly surfaceTokens: number
   /** Seq of the `request/projection` the request consumed. */
   readonly projectionSeq?: number
-  /** The projection's revision label. */
+  /** The projection's revision label, as logged (escape it before printing). */
   readonly revision?: string
 }
 
 /** What is wrong with a log. */
 export type LogViolationCode =
-  | ProjectionViolationCode
   | ReplayErrorCode
   /** DSH's surface fold refuses an event (`replayRequests` uses the same code for a replace off the surface). */
   | 'invalid-surface'
-  /** `replayRequests` and the surface fold disagree about a request. */
+  /** `replayRequests` and DSH's surface fold disagree about a request. */
   | 'replay-disagrees'
 
-/** The first event of a log that breaks a host invariant. */
+/** The first event of a log that breaks a host invariant, with the request it belongs to. */
 export interface LogViolation {
   readonly code: LogViolationCode
   /** Seq of the event at fault. */
   readonly seq: number
+  /** Turn of the request (or the step in progress) the event belongs to; 0 before the first turn. */
+  readonly turn: number
+  /** Its step; 0 before the first step. */
+  readonly step: number
+  /** Revision of the projection at fault, when one is. */
+  readonly revision?: string
   readonly message: string
 }
 
@@ -73,113 +66,109 @@ export interface LogAnalysis {
   readonly violation?: LogViolation
 }
 
-function replayUpToError(events: readonly SessionEvent[]): { requests: readonly ReplayedRequest[]; error?: ReplayError } {
-  try {
-    return { requests: replayRequests(events) }
-  } catch (error: unknown) {
-    if (!(error instanceof ReplayError)) throw error
-    return { requests: replayRequests(events.slice(0, error.seq)), error }
-  }
-}
-
 /**
- * The message-bearing surface nodes ({@link contextNodes}) kept in step with DSH's `SurfaceManager`: nodes appended
- * since the last sync join the tail, a replace (a new generation) rebuilds. Each node's position and the surface's
- * estimated tokens are kept beside them, so a request costs the nodes appended since the previous one.
+ * The message-bearing surface nodes in step with DSH's `SurfaceManager`, indexed by position with the open turn
+ * ({@link NodeIndex}): nodes appended since the last sync join the tail, a replace (a new generation) rebuilds. The
+ * surface's estimated tokens are kept beside them, so a request costs the nodes appended since the previous one.
  */
 class BearingSurface {
   readonly log: SessionEvent[] = []
   readonly manager = new SurfaceManager(this.log)
-  readonly nodes: ContextNode[] = []
-  readonly position = new Map<number, number>()
+  index = new NodeIndex()
   tokens = 0
+  private turnStart = -1
   private mark: NodesMark | undefined
 
   constructor(readonly pricer: TokenPricer) {}
 
   readonly eventAt = (seq: number): SessionEvent => this.log[seq] as SessionEvent
 
+  admit(event: SessionEvent): void {
+    this.manager.validateNext(event)
+    this.log.push(event)
+    if (event.type === 'turn/start') {
+      this.turnStart = event.seq
+      this.index.startTurn(event.seq)
+    }
+  }
+
   sync(): void {
     const { added, extends: extending, mark } = appendedNodes(this.manager, this.mark, this.eventAt)
     if (!extending) {
-      this.nodes.length = 0
-      this.position.clear()
+      this.index = NodeIndex.of([], this.turnStart)
       this.tokens = 0
     }
     for (const node of added) {
-      this.position.set(node.seq, this.nodes.push(node) - 1)
-      this.tokens += this.pricer.message(node.message)
+      this.index.push(node.seq, node.message)
+      this.tokens += this.pricer.estimateMessage(node.message)
     }
     this.mark = mark
   }
 }
 
-function position(request: ReplayedRequest): string {
-  const revision = request.projection?.revision
-  return `turn ${request.turn} step ${request.step}${revision === undefined ? '' : `, revision "${revision}"`}`
+function range(length: number): number[] {
+  return Array.from({ length }, (_, i) => i)
 }
 
-/** Fold one request against the surface it was sent from. */
-function summarize(
-  request: ReplayedRequest,
-  surface: BearingSurface,
-  stepStart: number,
-  projectionSeq: number | undefined,
-): RequestSummary | LogViolation {
-  const { nodes } = surface
+/** The positions not in `included` (ascending), as `[first, last]` seq runs. */
+function excludedRuns(index: NodeIndex, included: readonly number[]): [number, number][] {
+  const runs: [number, number][] = []
+  let next = 0
+  for (const at of [...included, index.length]) {
+    if (at > next) runs.push([index.seqs[next] as number, index.seqs[at - 1] as number])
+    next = at + 1
+  }
+  return runs
+}
+
+/** Where the log stands: the step in progress and the projection waiting for its request. */
+interface Cursor {
+  turn: number
+  step: number
+  projection: SessionEvent<'request/projection'> | undefined
+}
+
+function violation(code: LogViolationCode, seq: number, at: { readonly turn: number; readonly step: number }, revision: unknown, message: string): LogViolation {
+  return { code, seq, turn: at.turn, step: at.step, ...typeof revision === 'string' ? { revision } : {}, message }
+}
+
+/** Fold one request against the surface DSH's fold says it was sent from. */
+function summarize(request: ReplayedRequest, surface: BearingSurface, at: Cursor): RequestSummary | LogViolation {
+  const { index } = surface
   const { projection } = request
-  let included: Uint8Array | undefined
-  if (projection !== undefined) {
-    const offer = { nodes, position: surface.position, requiredSeqs: requiredSeqs(nodes, stepStart, surface.eventAt) }
-    const checked = checkProjection(offer, projection.include)
+  const projectionSeq = projection === undefined ? undefined : at.projection?.seq
+  let included: readonly number[]
+  if (projection === undefined) {
+    included = range(index.length)
+  } else {
+    const checked = checkProjection(index, projection.include)
     if ('violation' in checked) {
-      return {
-        code: checked.violation.code,
-        seq: projectionSeq ?? request.seq,
-        message: `request/projection at seq ${projectionSeq ?? '?'} (${position(request)}) ${checked.violation.detail}; consumed by the request at seq ${request.seq}`,
-      }
+      return violation('replay-disagrees', request.seq, request, projection.revision, `request at seq ${request.seq}: its projection holds for replayRequests but not on DSH's surface fold: ${checked.violation.detail}`)
     }
     included = checked.included
   }
-  const envelope = surface.pricer.header(request.header)
-  const excluded: [number, number][] = []
-  let sent = 0
-  let tokens = envelope
-  let agrees = request.surfaceNodes === nodes.length
-  for (let i = 0; i < nodes.length && agrees; i++) {
-    const node = nodes[i] as ContextNode
-    if (included === undefined || included[i] === 1) {
-      agrees = request.messages[sent++] === node.message
-      tokens += surface.pricer.message(node.message)
-    } else if (i > 0 && included[i - 1] === 0) {
-      (excluded.at(-1) as [number, number])[1] = node.seq
-    } else {
-      excluded.push([node.seq, node.seq])
-    }
-  }
-  if (!agrees || sent !== request.messages.length) {
-    return {
-      code: 'replay-disagrees',
-      seq: request.seq,
-      message: `request at seq ${request.seq} (${position(request)}): replayRequests rebuilt ${request.messages.length} of ${request.surfaceNodes} nodes, which DSH's surface fold (${nodes.length} nodes) does not select`,
-    }
+  let agrees = request.surfaceNodes === index.length && request.messages.length === included.length
+  for (let k = 0; k < included.length && agrees; k++) agrees = request.messages[k] === index.messages[included[k] as number]
+  if (!agrees) {
+    return violation('replay-disagrees', request.seq, request, projection?.revision, `request at seq ${request.seq}: replayRequests rebuilt ${request.messages.length} of ${request.surfaceNodes} nodes, which DSH's surface fold (${index.length} nodes) does not select`)
   }
   return {
     turn: request.turn,
     step: request.step,
     seq: request.seq,
-    surfaceNodes: nodes.length,
-    includedNodes: sent,
-    excluded,
-    tokens,
-    surfaceTokens: envelope + surface.tokens,
+    surfaceNodes: index.length,
+    includedNodes: included.length,
+    excluded: excludedRuns(index, included),
+    tokens: priceRequest(surface.pricer, request),
+    surfaceTokens: surface.pricer.estimateHeader(request.header) + surface.tokens,
     ...projectionSeq === undefined ? {} : { projectionSeq },
     ...projection?.revision === undefined ? {} : { revision: projection.revision },
   }
 }
 
 /**
- * Rebuild and check every request of a log, stopping at the first violation in log order.
+ * Rebuild and check every request of a log, stopping at the first violation in log order. Linear in the log: each
+ * request costs what it sends (an unprojected request sends the whole surface).
  * @param events - the log's events in seq order.
  * @param pricer - token estimates.
  * @param onProgress - called with (events folded, total events) every 4,096 events and at the end.
@@ -190,36 +179,37 @@ export function analyzeLog(
   pricer: TokenPricer,
   onProgress?: (done: number, total: number) => void,
 ): LogAnalysis {
-  const replay = replayUpToError(events)
-  const limit = replay.error?.seq ?? events.length
+  const replay = new RequestReplay()
   const surface = new BearingSurface(pricer)
-  const projectionSeqs = new WeakMap<RequestProjection, number>()
   const requests: RequestSummary[] = []
-  let stepStart = -1
-  let next = 0
-  for (let seq = 0; seq < limit; seq++) {
-    const event = events[seq] as SessionEvent
-    const request = replay.requests[next]
-    if (request?.seq === seq) {
-      next += 1
+  const at: Cursor = { turn: 0, step: 0, projection: undefined }
+  for (const [seq, event] of events.entries()) {
+    let request: ReplayedRequest | undefined
+    try {
+      request = replay.push(event)
+    } catch (error: unknown) {
+      if (!(error instanceof ReplayError)) throw error
+      const position = error.request ?? { turn: at.turn, step: at.step, revision: at.projection?.data.revision }
+      return { requests, violation: violation(error.code, error.seq, position, position.revision, error.message) }
+    }
+    if (request !== undefined) {
       surface.sync()
-      const projectionSeq = request.projection === undefined ? undefined : projectionSeqs.get(request.projection)
-      const summary = summarize(request, surface, stepStart, projectionSeq)
+      const summary = summarize(request, surface, at)
       if ('code' in summary) return { requests, violation: summary }
       requests.push(summary)
+      at.projection = undefined
     }
     try {
-      surface.manager.validateNext(event)
+      surface.admit(event)
     } catch (error: unknown) {
-      const message = `session log event at seq ${seq} ("${event.type}") is refused by DSH's surface fold: ${error instanceof Error ? error.message : String(error)}`
-      return { requests, violation: { code: 'invalid-surface', seq, message } }
+      const message = `session log event at seq ${seq} (${JSON.stringify(event.type)}) is refused by DSH's surface fold: ${error instanceof Error ? error.message : String(error)}`
+      return { requests, violation: violation('invalid-surface', seq, at, at.projection?.data.revision, message) }
     }
-    surface.log.push(event)
-    if (event.type === 'step/start') stepStart = seq
-    if (event.type === 'request/projection') projectionSeqs.set(event.data, seq)
+    if (event.type === 'turn/start') Object.assign(at, { turn: event.data.turn, step: 0, projection: undefined })
+    if (event.type === 'step/start') Object.assign(at, { turn: event.data.turn, step: event.data.step, projection: undefined })
+    if (event.type === 'request/projection') at.projection = event
     if ((seq + 1) % 4096 === 0) onProgress?.(seq + 1, events.length)
   }
-  onProgress?.(limit, events.length)
-  if (replay.error !== undefined) return { requests, violation: { code: replay.error.code, seq: replay.error.seq, message: replay.error.message } }
+  onProgress?.(events.length, events.length)
   return { requests }
 }

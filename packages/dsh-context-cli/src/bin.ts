@@ -1,6 +1,6 @@
 /**
  * Where the `dsh-context` executable is, for programs that run it as a child process.
- * @module @dsh-context/cli/bin
+ * @module @dsh-context/dsh-context-cli/bin
  */
 
 import { fileURLToPath } from 'node:url'

@@ -1,10 +1,43 @@
 /**
- * `dsh-context inspect` output: an aligned table for people, one JSON document for machines.
- * @module @dsh-context/cli/format
+ * `dsh-context` output: an aligned table for people, JSON documents for machines, one-line messages. Every string
+ * taken from a log (or a path) is escaped before it reaches a terminal.
+ * @module @dsh-context/dsh-context-cli/format
  */
 
 import type { SessionLog } from '@dsh-context/agent-context'
-import type { LogAnalysis, RequestSummary } from './analyze.ts'
+import type { LogAnalysis, LogViolation, RequestSummary } from './analyze.ts'
+
+/**
+ * Characters a terminal or a line-based reader would act on: C0 and C1 controls (newlines, ESC and CSI of ANSI
+ * sequences), DEL, line and paragraph separators, bidirectional overrides that reorder what is shown; and the
+ * backslash, so that an escape in the output always stands for one character of the input.
+ */
+const UNSAFE = /[\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\uFEFF\\]/g
+/** What `JSON.stringify` leaves raw of {@link UNSAFE}: it escapes C0 controls, quotes and backslashes itself. */
+const UNSAFE_IN_JSON = /[\u007F-\u009F\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\uFEFF]/g
+const SHORT: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\\': '\\\\' }
+
+function escapeChar(char: string): string {
+  return SHORT[char] ?? `\\u${(char.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`
+}
+
+/**
+ * @param text - text from a log, a path or an error.
+ * @returns the text on one line with nothing a terminal acts on: backslash, `\n`, `\r`, `\t` and `\uXXXX` escapes;
+ * lone surrogates are escaped too.
+ */
+export function printable(text: string): string {
+  return text.replace(UNSAFE, escapeChar).replace(/\p{Surrogate}/gu, escapeChar)
+}
+
+/**
+ * @param value - a JSON-serializable document.
+ * @returns its JSON with the characters `JSON.stringify` leaves raw but a terminal acts on (C1 controls, DEL,
+ * separators, bidirectional overrides) as `\uXXXX` escapes: still the same JSON value.
+ */
+export function safeJson(value: unknown): string {
+  return `${JSON.stringify(value, null, 2).replace(UNSAFE_IN_JSON, escapeChar)}\n`
+}
 
 /** Excluded runs shown per row of the table; `--json` lists them all. */
 const SHOWN_RUNS = 4
@@ -24,7 +57,7 @@ const COLUMNS: readonly [title: string, cell: (request: RequestSummary) => strin
   ['excluded runs', request => runs(request.excluded), 'left'],
   ['tokens', request => `${request.tokens}`, 'right'],
   ['surface tokens', request => `${request.surfaceTokens}`, 'right'],
-  ['revision', request => request.revision ?? '-', 'left'],
+  ['revision', request => request.revision === undefined ? '-' : printable(request.revision), 'left'],
 ]
 
 /**
@@ -35,14 +68,17 @@ const COLUMNS: readonly [title: string, cell: (request: RequestSummary) => strin
 export function inspectTable(log: SessionLog, analysis: LogAnalysis): string {
   const projected = analysis.requests.filter(request => request.projectionSeq !== undefined).length
   const rows = [COLUMNS.map(([title]) => title), ...analysis.requests.map(request => COLUMNS.map(([, cell]) => cell(request)))]
-  const widths = COLUMNS.map((_, c) => Math.max(...rows.map(row => (row[c] as string).length)))
+  const widths = COLUMNS.map((_, c) => rows.reduce((width, row) => Math.max(width, (row[c] as string).length), 0))
   const lines = rows.map(row => row.map((text, c) => {
     const width = widths[c] as number
     return (COLUMNS[c] as (typeof COLUMNS)[number])[2] === 'right' ? text.padStart(width) : text.padEnd(width)
   }).join('  ').trimEnd())
-  const head = `session ${log.header.id} (format v${log.header.version}): ${log.events.length} events, ${analysis.requests.length} requests, ${projected} projected`
+  const head = `session ${printable(String(log.header.id))} (format v${log.header.version}): ${log.events.length} events, ${analysis.requests.length} requests, ${projected} projected`
   return `${head}\n${lines.join('\n')}\n`
 }
+
+/** A violation with the line of the file that holds its event. */
+export type LocatedViolation = LogViolation & { readonly line: number }
 
 /**
  * @param log - the log read.
@@ -50,11 +86,46 @@ export function inspectTable(log: SessionLog, analysis: LogAnalysis): string {
  * @returns `{ session, formatVersion, events, requests, violation? }` as one JSON document.
  */
 export function inspectJson(log: SessionLog, analysis: LogAnalysis): string {
-  return `${JSON.stringify({
+  return safeJson({
     session: log.header.id,
     formatVersion: log.header.version,
     events: log.events.length,
     requests: analysis.requests,
-    ...analysis.violation === undefined ? {} : { violation: analysis.violation },
-  }, null, 2)}\n`
+    ...analysis.violation === undefined ? {} : { violation: located(log, analysis.violation) },
+  })
+}
+
+/**
+ * @param path - the file verified.
+ * @param log - the log read.
+ * @param analysis - its requests and first violation.
+ * @returns `{ file, session, events, requests, projected, ok, violation? }` as one JSON document.
+ */
+export function verifyJson(path: string, log: SessionLog, analysis: LogAnalysis): string {
+  return safeJson({
+    file: path,
+    session: log.header.id,
+    events: log.events.length,
+    requests: analysis.requests.length,
+    projected: analysis.requests.filter(request => request.projectionSeq !== undefined).length,
+    ok: analysis.violation === undefined,
+    ...analysis.violation === undefined ? {} : { violation: located(log, analysis.violation) },
+  })
+}
+
+function located(log: SessionLog, violation: LogViolation): LocatedViolation {
+  return { ...violation, line: log.lineOf(violation.seq) }
+}
+
+/**
+ * @param command - `inspect` or `verify`.
+ * @param path - the file.
+ * @param log - the log read.
+ * @param violation - its first violation.
+ * @returns one line: file, line, seq, turn, step, revision, code and what is wrong, escaped.
+ */
+export function violationLine(command: string, path: string, log: SessionLog, violation: LogViolation): string {
+  const { code, seq, turn, step, revision, message } = violation
+  const where = `seq ${seq}, turn ${turn} step ${step}, ${revision === undefined ? 'no revision' : `revision "${revision}"`}`
+  return `dsh-context ${command}: ${printable(`${path} line ${log.lineOf(seq)} (${where}): [${code}] ${message}`)}\n`
 }

@@ -1,38 +1,37 @@
 /**
- * Token estimates from DSH's own token meter, so `dsh-context` prices a request exactly as compaction pressure does.
- * @module @dsh-context/cli/pricer
+ * Token estimates from DSH's own token meter, so `dsh-context` prices a request exactly as compaction pressure does
+ * (`priceRequest` of `@dsh-context/compaction-effective-projection` over the meter's `estimateHeader` and
+ * `estimateMessage`).
+ * @module @dsh-context/dsh-context-cli/pricer
  */
 
 import { Context } from '@deepseek-ai/cordis'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { EpochHeader } from '@deepseek-ai/dsh-session'
-import { Session, SessionId } from '@deepseek-ai/dsh-session'
 import TokenMeter from '@deepseek-ai/dsh-token-meter'
 import type { TokenPricer } from './analyze.ts'
 
 /**
- * Mount `@deepseek-ai/dsh-token-meter` in a private context and price with it: a message by
- * `tokenMeter.estimateMessage`, a request envelope by measuring an empty session under that header (the meter's
- * heuristic system-prompt plus tool-schema price). Prices are cached per frozen message and header object.
+ * Mount `@deepseek-ai/dsh-token-meter` in a private context and price with its `estimateMessage` and
+ * `estimateHeader`, cached per frozen message and header object (a log shares them across requests).
  * @returns the pricer and the disposer of its context.
  */
 export async function meterPricer(): Promise<{ pricer: TokenPricer; dispose: () => Promise<void> }> {
   const ctx = new Context()
   await ctx.plugin(TokenMeter)
   const meter = ctx.tokenMeter
-  const empty = Session.create(SessionId('dsh-context-envelope'))
   const messages = new WeakMap<Message, number>()
-  const headers = new WeakMap<EpochHeader, number>()
+  const headers = new WeakMap<Pick<EpochHeader, 'system' | 'tools'>, number>()
   const pricer: TokenPricer = {
-    message(message) {
+    estimateMessage(message) {
       let tokens = messages.get(message)
       if (tokens === undefined) messages.set(message, tokens = meter.estimateMessage(message))
       return tokens
     },
-    header(header) {
-      if (header === undefined) return 0
+    estimateHeader(header) {
+      if (header === undefined) return meter.estimateHeader(header)
       let tokens = headers.get(header)
-      if (tokens === undefined) headers.set(header, tokens = meter.measure(empty, header).totalTokens)
+      if (tokens === undefined) headers.set(header, tokens = meter.estimateHeader(header))
       return tokens
     },
   }
