@@ -1,22 +1,33 @@
 #!/usr/bin/env bash
-# The upstream patch series in this folder: numbered `git format-patch` files against the DeepSeek Harness
-# repository at 0.1.0-rc.8, repo-relative paths, each upstream file touched by exactly one patch.
+# The upstream patch series in this folder: a stack of `git format-patch` series against the DeepSeek Harness
+# repository at 0.1.0-rc.8, one folder per stack step (one upstream PR each), applied in folder order:
+#   1-agent-context/            agent/context + request/projection + the log-rebuilt invariant, fold in dsh-session
+#   2-log-intent/               LogIntent: ignorable appends for plugin events of unknown types
+# A step ends with the docs commit that adds its Agent Note (STEPS below). The seam's modules in DSH are generated
+# from the workspace modules by generate.ts (the workspace is their one source); `sync` regenerates them.
 #
-#   series.sh checkout DIR     copy the rc.8 snapshot to DIR, commit it (tag rc.8) and `git am` the series;
-#                              edit and commit there, then export
-#   series.sh export DIR       write DIR's commits after rc.8 back as the series; the Agent Note in the last
-#                              commit is refreshed from rfcs/0001-agent-context-seam.md first
-#   series.sh apply DIR [PATH...]
-#                              copy the snapshot to DIR, `git apply --check` then apply the whole series, commit
-#                              it, and print `git diff rc.8 -- PATH...` (a single repo-relative diff)
+#   series.sh checkout DIR     copy the rc.8 snapshot to DIR, commit it (tag rc.8) and `git am` every step
+#   series.sh sync DIR         in a checkout: regenerate the generated files and refresh each step's Agent Note from
+#                              its rfcs/ file, amending the commits that carry them (a rebase onto rc.8 in DIR)
+#   series.sh export DIR       sync, then write DIR's commits after rc.8 back as the series, split into step folders
+#   series.sh apply DIR [--steps N] [PATH...]
+#                              copy the snapshot to DIR, `git apply --check` then apply the first N steps (default
+#                              all), commit, and print `git diff rc.8 -- PATH...` (a single repo-relative diff)
+#   series.sh check            drift check: checkout + sync in a temporary folder; fails when sync changes anything
 #
 # Env: DSH_SRC, the unmodified rc.8 snapshot (default ../shared/dsh-src/0.1.0-rc.8 beside the repository).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 DSH_SRC=${DSH_SRC:-$root/../shared/dsh-src/0.1.0-rc.8}
-NOTE=.agents/notes/proposed/architecture/2026-11-29-agent-context-seam.md
-RFC=$root/rfcs/0001-agent-context-seam.md
+NOTES=.agents/notes/proposed/architecture
+# step folder | RFC | Agent Note it becomes in the step's docs commit
+STEPS=(
+  "1-agent-context|rfcs/0001-agent-context-seam.md|$NOTES/2026-11-29-agent-context-seam.md"
+  "2-log-intent|rfcs/0002-log-intent.md|$NOTES/2026-11-29-log-intent.md"
+)
+# Step 3 (projection-aware compaction inside dsh-compaction-basic, rfcs/0003-projection-aware-compaction.md) is not in
+# the series yet.
 export GIT_AUTHOR_NAME='dsh-context maintainers' GIT_AUTHOR_EMAIL='maintainers@dsh-context.invalid'
 export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 # Fixed base date: the exported files do not change when nothing but the clock moved.
@@ -36,42 +47,112 @@ snapshot() { # DIR: a git repository holding the untouched snapshot, tagged rc.8
   git -C "$1" tag rc.8
 }
 
-patches() { ls "$here"/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null || die "no patches in $here"; }
+step_patches() { # [N]: the patch files of the first N steps (all by default), in order
+  local n=${1:-${#STEPS[@]}} i=0 entry dir
+  for entry in "${STEPS[@]}"; do
+    [ $i -lt "$n" ] || break
+    dir=$here/${entry%%|*}
+    ls "$dir"/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null || die "no patches in $dir"
+    i=$((i + 1))
+  done
+}
+
+generated() { node "$here/generate.ts" --list; }
+
+# Run inside a checkout after each commit during `sync` (git rebase --exec): regenerate the generated files this
+# commit touches and refresh the Agent Note it adds, then amend the commit.
+sync_commit() {
+  local touched entry rfc note file
+  touched=$(git diff-tree --no-commit-id --name-only -r HEAD)
+  node "$here/generate.ts" . >/dev/null
+  for file in $(generated); do
+    if grep -qxF "$file" <<<"$touched"; then git add "$file"
+    elif git cat-file -e "HEAD:$file" 2>/dev/null; then git checkout -q HEAD -- "$file"
+    else rm -f "$file"
+    fi
+  done
+  for entry in "${STEPS[@]}"; do
+    rfc=${entry#*|}; note=${rfc#*|}; rfc=${rfc%%|*}
+    if grep -qxF "$note" <<<"$touched"; then
+      [ -f "$root/$rfc" ] || die "$rfc is missing; the note $note is made from it"
+      cp "$root/$rfc" "$note"
+      git add "$note"
+    fi
+  done
+  git diff --cached --quiet || git commit -q --amend --no-edit --no-verify
+}
+
+sync() { # DIR
+  git -C "$1" rev-parse -q --verify rc.8 >/dev/null || die "$1 is not a series.sh checkout"
+  [ -z "$(git -C "$1" status --porcelain)" ] || die "$1 has uncommitted changes"
+  local log
+  log=$(mktemp)
+  git -C "$1" -c core.editor=true rebase -q --committer-date-is-author-date rc.8 \
+    --exec "bash '$here/series.sh' sync-commit" >"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; die "sync stopped in $1 (see above)"; }
+  rm -f "$log"
+}
 
 case "${1:-}" in
   checkout)
     [ $# -eq 2 ] || die 'usage: series.sh checkout DIR'
     snapshot "$2"
     # shellcheck disable=SC2046
-    git -C "$2" am -q --committer-date-is-author-date $(patches)
+    git -C "$2" am -q --committer-date-is-author-date $(step_patches)
     echo "series.sh: $(git -C "$2" rev-list --count rc.8..HEAD) patches applied in $2; edit, commit, then: series.sh export $2"
     ;;
+  sync-commit) sync_commit ;;
+  sync)
+    [ $# -eq 2 ] || die 'usage: series.sh sync DIR'
+    sync "$2"
+    ;;
   export)
-    [ $# -eq 2 ] && git -C "$2" rev-parse -q --verify rc.8 >/dev/null || die 'usage: series.sh export DIR (a series.sh checkout)'
-    [ -z "$(git -C "$2" status --porcelain)" ] || die "$2 has uncommitted changes"
-    if ! cmp -s "$RFC" "$2/$NOTE"; then
-      git -C "$2" log -1 --format=%s | grep -q '^docs' || die "the last commit must be the docs commit that carries $NOTE"
-      mkdir -p "$(dirname "$2/$NOTE")"
-      cp "$RFC" "$2/$NOTE"
-      git -C "$2" add "$NOTE"
-      git -C "$2" commit -q --amend --no-edit --no-verify
-    fi
-    rm -f "$here"/[0-9][0-9][0-9][0-9]-*.patch
-    git -C "$2" format-patch -q --zero-commit --no-signature -o "$here" rc.8..HEAD
-    for p in $(patches); do echo "${p#"$root"/}"; done
+    [ $# -eq 2 ] || die 'usage: series.sh export DIR'
+    sync "$2"
+    commits=$(git -C "$2" rev-list --reverse rc.8..HEAD)
+    base=rc.8
+    for entry in "${STEPS[@]}"; do
+      dir=$here/${entry%%|*}; note=${entry##*|}
+      end=''
+      for c in $commits; do
+        if git -C "$2" diff-tree --no-commit-id --name-only --diff-filter=A -r "$c" | grep -qxF "$note"; then end=$c; break; fi
+      done
+      [ -n "$end" ] || die "no commit after $base adds $note: every step ends with the docs commit that adds its note"
+      rm -rf "$dir"
+      git -C "$2" format-patch -q --zero-commit --no-signature -o "$dir" "$base..$end"
+      for p in "$dir"/*.patch; do echo "${p#"$root"/}"; done
+      commits=$(git -C "$2" rev-list --reverse "$end..HEAD")
+      base=$end
+    done
+    [ -z "$commits" ] || die "commits after the last step's docs commit: $(git -C "$2" log --format=%s "$base..HEAD" | tr '\n' ';')"
     ;;
   apply)
-    [ $# -ge 2 ] || die 'usage: series.sh apply DIR [PATH...]'
+    [ $# -ge 2 ] || die 'usage: series.sh apply DIR [--steps N] [PATH...]'
     dir=$2
     shift 2
+    n=${#STEPS[@]}
+    if [ "${1:-}" = --steps ]; then n=$2; shift 2; fi
     snapshot "$dir"
     # shellcheck disable=SC2046
-    cat $(patches) > "$dir.series.patch"
-    git -C "$dir" apply --check "$dir.series.patch" || die "the series does not apply to $DSH_SRC"
+    cat $(step_patches "$n") > "$dir.series.patch"
+    git -C "$dir" apply --check "$dir.series.patch" || die "the first $n steps do not apply to $DSH_SRC"
     git -C "$dir" apply "$dir.series.patch"
     git -C "$dir" add -A
-    git -C "$dir" commit -q --no-verify -m 'agent/context seam series'
+    git -C "$dir" commit -q --no-verify -m "agent/context seam series, steps 1-$n"
     git -C "$dir" diff rc.8 -- "$@"
     ;;
-  *) die 'usage: series.sh checkout DIR | export DIR | apply DIR [PATH...]' ;;
+  check)
+    [ $# -eq 1 ] || die 'usage: series.sh check'
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    "$0" checkout "$tmp/dsh" >/dev/null
+    before=$(git -C "$tmp/dsh" rev-parse HEAD)
+    sync "$tmp/dsh"
+    if [ "$(git -C "$tmp/dsh" rev-parse HEAD)" != "$before" ]; then
+      git -C "$tmp/dsh" diff --stat "$before" HEAD >&2
+      git -C "$tmp/dsh" diff "$before" HEAD | head -60 >&2
+      die 'drift: the series differs from what the workspace modules and rfcs/ generate; run checkout, sync, export'
+    fi
+    echo "series.sh: no drift: $(generated | wc -l) generated files and ${#STEPS[@]} Agent Notes equal what the workspace generates"
+    ;;
+  *) die 'usage: series.sh checkout DIR | sync DIR | export DIR | apply DIR [--steps N] [PATH...] | check' ;;
 esac

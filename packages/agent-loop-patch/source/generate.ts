@@ -1,0 +1,357 @@
+/**
+ * Generate the source series' seam modules from the workspace modules, the one implementation of the seam.
+ *
+ * Each generated DSH file is a list of top-level statements taken verbatim (with their JSDoc) from workspace
+ * modules. Its imports are recomputed: a name a statement uses resolves through its workspace module's own imports
+ * and declarations to a generated file (same package: `./file.ts`; another package: the package name), to a
+ * hand-written series module standing in for a workspace module ({@link BOUND}), to a declaration in the target
+ * package's own sources, or to an npm package unchanged. Whatever cannot be resolved fails the run with the name.
+ *
+ * Usage: node generate.ts <dsh-tree>   writes every generated file into the tree (a series checkout)
+ *        node generate.ts --list        prints the repo-relative paths it writes
+ * @module @dsh-context/agent-loop-patch/source/generate
+ */
+
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import ts from 'typescript'
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..')
+const CORE = 'packages/dsh-agent-context/src'
+const HOST = 'packages/agent-loop-patch/src'
+const SESSION = 'packages/core/session/src'
+const LOOP = 'packages/core/agent-loop/src'
+
+/** The DSH package of each source folder a generated file lands in. */
+const PACKAGES: Record<string, string> = {
+  [SESSION]: '@deepseek-ai/dsh-session',
+  [LOOP]: '@deepseek-ai/dsh-agent-loop',
+}
+/** Packages a package may not import (its dependants); a name that would need one fails the run. */
+const DEPENDANTS: Record<string, readonly string[]> = {
+  '@deepseek-ai/dsh-session': ['@deepseek-ai/dsh-agent', '@deepseek-ai/dsh-agent-loop'],
+  '@deepseek-ai/dsh-agent-loop': [],
+}
+
+/** One generated file: workspace statements, by module and (optionally) by declared name. */
+interface Target {
+  readonly file: string
+  /** `[module, names]`: the named declarations of the module, or all it has left (`'*'`). */
+  readonly from: readonly (readonly [string, readonly string[] | '*'])[]
+}
+
+/**
+ * Where each workspace statement goes. What a log says about a request lives in dsh-session beside
+ * `foldRequestHeader`: surface nodes, tool units and the required set (the rules a projection is checked by), the
+ * `request/projection` fold and its one run decoder, and their errors. The host (the step, the normalizer and its
+ * error) lives in dsh-agent-loop.
+ */
+const TARGETS: readonly Target[] = [
+  { file: `${SESSION}/request-projection.ts`, from: [[`${CORE}/projection.ts`, '*'], [`${CORE}/check.ts`, '*']] },
+  { file: `${SESSION}/context-nodes.ts`, from: [[`${CORE}/nodes.ts`, '*']] },
+  { file: `${SESSION}/context-surface.ts`, from: [[`${CORE}/surface.ts`, '*']] },
+  { file: `${SESSION}/projection-errors.ts`, from: [[`${CORE}/errors.ts`, '*']] },
+  { file: `${LOOP}/context-errors.ts`, from: [[`${CORE}/errors.ts`, ['AgentContextErrorCode', 'MAX_REVISION_LENGTH', 'AgentContextError']]] },
+  { file: `${LOOP}/context-normalize.ts`, from: [[`${CORE}/normalize.ts`, '*']] },
+  { file: `${LOOP}/context-host.ts`, from: [[`${HOST}/host.ts`, '*']] },
+]
+
+/** Workspace modules the series replaces with a hand-written module of the same exports. */
+const BOUND: Record<string, string> = {
+  [`${HOST}/listeners.ts`]: `${LOOP}/context-listeners.ts`,
+}
+
+/** The workspace packages whose index re-exports the modules above. */
+const WORKSPACE_PACKAGES: Record<string, string> = {
+  '@dsh-context/agent-context': `${CORE}/index.ts`,
+}
+
+class GenerateError extends Error {
+  override readonly name = 'GenerateError'
+}
+
+interface Declared {
+  readonly module: string
+  readonly statement: ts.Statement
+  readonly exported: boolean
+  readonly typeOnly: boolean
+}
+
+interface Imported {
+  readonly specifier: string
+  readonly name: string
+  readonly typeOnly: boolean
+}
+
+interface Module {
+  readonly path: string
+  readonly source: ts.SourceFile
+  readonly declarations: Map<string, Declared>
+  readonly imports: Map<string, Imported>
+  readonly body: readonly ts.Statement[]
+  readonly doc: string | undefined
+}
+
+const modules = new Map<string, Module>()
+
+function load(path: string): Module | undefined {
+  const known = modules.get(path)
+  if (known !== undefined) return known
+  const file = join(ROOT, path)
+  if (!existsSync(file)) return undefined
+  const source = ts.createSourceFile(path, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true)
+  const declarations = new Map<string, Declared>()
+  const imports = new Map<string, Imported>()
+  const body: ts.Statement[] = []
+  for (const statement of source.statements) {
+    if (ts.isImportDeclaration(statement)) {
+      const specifier = (statement.moduleSpecifier as ts.StringLiteral).text
+      const clause = statement.importClause
+      const bindings = clause?.namedBindings
+      if (clause === undefined || clause.name !== undefined || bindings === undefined || !ts.isNamedImports(bindings)) {
+        throw new GenerateError(`${path}: only named imports are generatable: ${statement.getText()}`)
+      }
+      for (const element of bindings.elements) {
+        if (element.propertyName !== undefined) throw new GenerateError(`${path}: renamed import ${element.getText()}`)
+        imports.set(element.name.text, { specifier, name: element.name.text, typeOnly: clause.isTypeOnly || element.isTypeOnly })
+      }
+      continue
+    }
+    if (ts.isExportDeclaration(statement)) throw new GenerateError(`${path}: re-exports are not generatable: ${statement.getText()}`)
+    body.push(statement)
+    const exported = ts.getModifiers(statement as ts.HasModifiers)?.some(m => m.kind === ts.SyntaxKind.ExportKeyword) ?? false
+    const typeOnly = ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement)
+    for (const name of declaredNames(statement)) declarations.set(name, { module: path, statement, exported, typeOnly })
+  }
+  const first = source.statements[0]
+  const doc = first === undefined
+    ? undefined
+    : ts.getLeadingCommentRanges(source.text, first.getFullStart())
+      ?.map(range => source.text.slice(range.pos, range.end))
+      .find(comment => comment.startsWith('/**') && comment.includes('@module'))
+  const module: Module = { path, source, declarations, imports, body, doc }
+  modules.set(path, module)
+  return module
+}
+
+function declaredNames(statement: ts.Statement): string[] {
+  if (ts.isVariableStatement(statement)) {
+    return statement.declarationList.declarations.map(d => {
+      if (!ts.isIdentifier(d.name)) throw new GenerateError(`destructuring at top level is not generatable: ${d.getText()}`)
+      return d.name.text
+    })
+  }
+  const name = (statement as { name?: ts.Node }).name
+  return name !== undefined && ts.isIdentifier(name) ? [name.text] : []
+}
+
+/** Identifiers a statement reads, declared names and property keys left out (an over-approximation is harmless). */
+function usedNames(statement: ts.Statement): Set<string> {
+  const names = new Set<string>()
+  const visit = (node: ts.Node): void => {
+    if (ts.isIdentifier(node)) {
+      const parent = node.parent
+      const key = (ts.isPropertyAccessExpression(parent) && parent.name === node)
+        || (ts.isQualifiedName(parent) && parent.right === node)
+        || ((ts.isPropertyAssignment(parent) || ts.isPropertySignature(parent) || ts.isPropertyDeclaration(parent)
+          || ts.isMethodDeclaration(parent) || ts.isMethodSignature(parent) || ts.isGetAccessor(parent)) && parent.name === node)
+      if (!key) names.add(node.text)
+    }
+    ts.forEachChild(node, visit)
+  }
+  ts.forEachChild(statement, visit)
+  return names
+}
+
+/** Resolve a relative or workspace-package import of `from` to a workspace module path, if it is one. */
+function workspaceModule(from: string, specifier: string, name: string): string | undefined {
+  if (specifier.startsWith('.')) return relative(ROOT, join(ROOT, dirname(from), specifier))
+  const index = WORKSPACE_PACKAGES[specifier]
+  if (index === undefined) {
+    if (specifier.startsWith('@dsh-context/')) throw new GenerateError(`${from}: ${name} comes from ${specifier}, which the generator does not map`)
+    return undefined
+  }
+  const source = ts.createSourceFile(index, readFileSync(join(ROOT, index), 'utf8'), ts.ScriptTarget.Latest, true)
+  for (const statement of source.statements) {
+    if (!ts.isExportDeclaration(statement) || statement.exportClause === undefined || !ts.isNamedExports(statement.exportClause)) continue
+    if (statement.exportClause.elements.some(e => e.name.text === name)) {
+      return relative(ROOT, join(ROOT, dirname(index), (statement.moduleSpecifier as ts.StringLiteral).text))
+    }
+  }
+  throw new GenerateError(`${from}: ${specifier} does not export ${name}`)
+}
+
+/** The file of `folder` (in the DSH tree) that exports `name`, for imports of the target's own package. */
+function ownFile(tree: string, folder: string, name: string): string | undefined {
+  const pattern = new RegExp(`^export (?:declare )?(?:abstract )?(?:async )?(?:function\\*?|class|const|let|interface|type|enum) ${name}\\b`, 'm')
+  for (const file of readdirSync(join(tree, folder)).sort()) {
+    if (!file.endsWith('.ts') || file === 'index.ts') continue
+    if (pattern.test(readFileSync(join(tree, folder, file), 'utf8'))) return `${folder}/${file}`
+  }
+  return undefined
+}
+
+interface Plan {
+  readonly target: Target
+  readonly statements: { readonly module: Module; readonly statement: ts.Statement }[]
+}
+
+function plan(): { plans: Plan[]; home: Map<ts.Statement, Target> } {
+  const home = new Map<ts.Statement, Target>()
+  const named = new Set<ts.Statement>()
+  for (const target of TARGETS) {
+    for (const [path, names] of target.from) {
+      if (names === '*') continue
+      const module = load(path)
+      if (module === undefined) throw new GenerateError(`${target.file}: its source ${path} does not exist`)
+      for (const name of names) {
+        const declared = module.declarations.get(name)
+        if (declared === undefined) throw new GenerateError(`${target.file}: ${path} declares no ${name}`)
+        home.set(declared.statement, target)
+        named.add(declared.statement)
+      }
+    }
+  }
+  const plans: Plan[] = []
+  for (const target of TARGETS) {
+    const statements: Plan['statements'] = []
+    for (const [path, names] of target.from) {
+      const module = load(path)
+      // A '*' source that does not exist yet (a module the workspace has not split out) contributes nothing.
+      if (module === undefined) continue
+      for (const statement of module.body) {
+        const mine = names === '*' ? !named.has(statement) : home.get(statement) === target
+        if (!mine) continue
+        home.set(statement, target)
+        statements.push({ module, statement })
+      }
+    }
+    plans.push({ target, statements })
+  }
+  return { plans, home }
+}
+
+function packageOf(file: string): { folder: string; name: string } {
+  const folder = dirname(file)
+  const name = PACKAGES[folder]
+  if (name === undefined) throw new GenerateError(`${file}: not in a known DSH package folder`)
+  return { folder, name }
+}
+
+function specifierFor(target: string, file: string): string {
+  const mine = packageOf(target)
+  if (dirname(file) === mine.folder) return `./${file.slice(mine.folder.length + 1)}`
+  const theirs = PACKAGES[dirname(file)]
+  if (theirs === undefined) throw new GenerateError(`${target}: cannot import ${file}`)
+  return theirs
+}
+
+function render(tree: string, { target, statements }: Plan, home: Map<ts.Statement, Target>): string {
+  const { folder, name: pkg } = packageOf(target.file)
+  const imports = new Map<string, Map<string, boolean>>()
+  const need = (specifier: string, name: string, typeOnly: boolean): void => {
+    if (DEPENDANTS[pkg]?.includes(specifier)) throw new GenerateError(`${target.file} would import ${name} from ${specifier}, a dependant of ${pkg}`)
+    const names = imports.get(specifier) ?? new Map<string, boolean>()
+    names.set(name, (names.get(name) ?? true) && typeOnly)
+    imports.set(specifier, names)
+  }
+  const local = new Set(statements.flatMap(({ statement }) => declaredNames(statement)))
+  for (const { module, statement } of statements) {
+    for (const name of usedNames(statement)) {
+      if (local.has(name)) continue
+      const declared = module.declarations.get(name)
+      if (declared !== undefined) {
+        const there = home.get(declared.statement)
+        if (there === undefined) throw new GenerateError(`${module.path}: ${name} has no generated file`)
+        if (!declared.exported) throw new GenerateError(`${target.file}: needs ${name}, which ${module.path} does not export, from ${there.file}`)
+        need(specifierFor(target.file, there.file), name, declared.typeOnly)
+        continue
+      }
+      const imported = module.imports.get(name)
+      if (imported === undefined) continue
+      const path = workspaceModule(module.path, imported.specifier, name)
+      if (path !== undefined) {
+        const bound = BOUND[path]
+        if (bound !== undefined) {
+          need(specifierFor(target.file, bound), name, imported.typeOnly)
+          continue
+        }
+        const origin = load(path)?.declarations.get(name)
+        const there = origin === undefined ? undefined : home.get(origin.statement)
+        if (origin === undefined || there === undefined) throw new GenerateError(`${module.path}: ${name} (from ${path}) has no generated file`)
+        need(specifierFor(target.file, there.file), name, imported.typeOnly || origin.typeOnly)
+        continue
+      }
+      if (imported.specifier === pkg || DEPENDANTS[pkg]?.includes(imported.specifier)) {
+        const file = ownFile(tree, folder, name)
+        if (file === undefined) throw new GenerateError(`${target.file}: ${name} (from ${imported.specifier}) is declared by no file of ${folder}`)
+        need(specifierFor(target.file, file), name, imported.typeOnly)
+        continue
+      }
+      need(imported.specifier, name, imported.typeOnly)
+    }
+  }
+  const sources = [...new Set(statements.map(({ module }) => module.path))]
+  const primary = sources[0] === undefined ? undefined : modules.get(sources[0])
+  if (primary?.doc === undefined) throw new GenerateError(`${target.file}: its first source has no @module JSDoc`)
+  const moduleName = `${pkg}/${target.file.slice(folder.length + 1, -3)}`
+  const doc = primary.doc.replace(/@module \S+/, `@module ${moduleName}`)
+  const external = (s: string): boolean => !s.startsWith('.')
+  const lines = [...imports]
+    .sort(([a], [b]) => Number(external(b)) - Number(external(a)) || a.localeCompare(b))
+    .flatMap(([specifier, names]) => {
+      const all = [...names].sort(([a], [b]) => a.localeCompare(b))
+      const types = all.filter(([, typeOnly]) => typeOnly).map(([n]) => n)
+      const values = all.filter(([, typeOnly]) => !typeOnly).map(([n]) => n)
+      return [
+        ...types.length === 0 ? [] : [`import type { ${types.join(', ')} } from '${specifier}'`],
+        ...values.length === 0 ? [] : [`import { ${values.join(', ')} } from '${specifier}'`],
+      ]
+    })
+  const body = statements.map(({ statement }) => statement.getFullText().replace(/^\s*\n/, '').replace(/\s+$/, ''))
+  return [
+    `// Generated from the dsh-context workspace (${sources.join(', ')}) by packages/agent-loop-patch/source/generate.ts; edit those.`,
+    doc,
+    '',
+    ...lines,
+    '',
+    body.join('\n\n'),
+    '',
+  ].join('\n')
+}
+
+/**
+ * Write every generated file into a DSH tree.
+ * @param tree - a checkout of the series (its own package sources resolve imports of the target's package).
+ * @returns the repo-relative paths written.
+ */
+export function generate(tree: string): string[] {
+  const { plans, home } = plan()
+  const written: string[] = []
+  for (const p of plans) {
+    if (p.statements.length === 0) throw new GenerateError(`${p.target.file}: no statement of ${p.target.from.map(([m]) => m).join(', ')} lands here`)
+    writeFileSync(join(tree, p.target.file), render(tree, p, home))
+    written.push(p.target.file)
+  }
+  return written
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const tree = process.argv[2]
+  if (tree === '--list') {
+    for (const target of TARGETS) console.log(target.file)
+    process.exit(0)
+  }
+  if (tree === undefined || !existsSync(join(tree, 'package.json'))) {
+    console.error('usage: node generate.ts <dsh-tree>')
+    process.exit(2)
+  }
+  try {
+    for (const file of generate(tree)) console.log(file)
+  } catch (error: unknown) {
+    if (!(error instanceof GenerateError)) throw error
+    console.error(`generate: ${error.message}`)
+    process.exit(1)
+  }
+}
