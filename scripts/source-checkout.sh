@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# Build a DeepSeek Harness 0.1.0-rc.8 source checkout with the agent/context series applied, DSH's way, beside the
+# unpatched checkout, and run AgentTavern in managed mode inside DSH's real headless CLI.
+#
+#   scripts/source-checkout.sh [--patched-only] <dsh-rc.8-checkout | deepseek-harness-0.1.0-rc.8.tar.gz>
+#
+# The checkout (a directory: a git clone is exported at HEAD, anything else copied without node_modules; or the
+# `git archive` tarball) is never modified: two copies are made under $SOURCE_CHECKOUT_WORK
+# (default ${TMPDIR:-/tmp}/dsh-source-checkout, emptied first), `unpatched` and `patched`; in `patched` the numbered
+# patches of packages/agent-loop-patch/source/ are applied with `git am`, in path order. For each copy:
+#   install   pnpm install --frozen-lockfile with the checkout's pinned pnpm (its packageManager), one store for both
+#   build     pnpm run build (tsc -b host and client, tsdown): DSH's build, which typechecks src and tests
+#   gates     pnpm run check:ci:static (DSH's 37 static gates), pnpm run lint:contracts-ready (oxlint) and
+#             pnpm run duplication (jscpd). The browser snapshot gate (web-snapshot, `pnpm run test:web:ci`) is not in
+#             ci-static and is not run: it needs a Chromium download.
+#   tests     vitest on every workspace package that depends, directly or not, on a package the series touches
+#             (scripts/source-checkout/dependents.mjs, from the package.json graph), as the unprivileged user
+#             `nobody` when run as root, so DSH's permission tests mean what they say
+# then prints both runs side by side per package (no new failure, every new test passing), and runs the built CLI,
+# `dsh --profile headless`, offline against a loopback DeepSeek-compatible server (scripts/source-checkout/
+# mock-deepseek.mjs) with AgentTavern and projection-aware compaction inserted by `--patch` overlays:
+#   patched    agent-managed, $TURNS turns with tool calls, a $WINDOW-token window; the persisted session.jsonl.zstd
+#              passes `dsh-context verify` and `dsh-context inspect` shows its projected requests
+#   unpatched  agent-managed is refused with AgentTavern's capability error before any request; dsh-native runs
+# The last line is `N passed, N failed` over the checks listed above it. --patched-only skips the unpatched copy.
+# Env: SOURCE_CHECKOUT_WORK, TURNS (default 24), WINDOW (default 24000).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${DSH_CONTEXT_TOOLCHAIN:-}" ]; then
+  DSH_CONTEXT_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$root/scripts/source-checkout.sh" "$@"
+fi
+here=$root/scripts/source-checkout
+SERIES=$root/packages/agent-loop-patch/source
+WORK=${SOURCE_CHECKOUT_WORK:-${TMPDIR:-/tmp}/dsh-source-checkout}
+TURNS=${TURNS:-24}
+WINDOW=${WINDOW:-24000}
+die() { echo "source-checkout: $*" >&2; exit 2; }
+
+baseline=true
+if [ "${1:-}" = --patched-only ]; then baseline=false; shift; fi
+[ $# -eq 1 ] || die 'usage: scripts/source-checkout.sh [--patched-only] <dsh-rc.8-checkout | deepseek-harness-0.1.0-rc.8.tar.gz>'
+src=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+[ -e "$src" ] || die "$1 does not exist"
+mapfile -t patches < <(find "$SERIES" -name '[0-9][0-9][0-9][0-9]-*.patch' | LC_ALL=C sort)
+[ ${#patches[@]} -gt 0 ] || die "no numbered patches under $SERIES"
+
+rm -rf "$WORK"
+mkdir -p "$WORK"
+chmod 755 "$WORK"
+T_START=$(date +%s)
+declare -a CHECKS TIMES
+check() { # name, status (0 = pass)
+  if [ "$2" -eq 0 ]; then CHECKS+=("pass  $1"); else CHECKS+=("FAIL  $1"); fi
+}
+timed() { # label, command...: run, record the wall time, keep the status
+  local t0=$SECONDS status=0
+  "${@:2}" || status=$?
+  TIMES+=("$(printf '%-34s %4ds' "$1" $((SECONDS - t0)))")
+  return $status
+}
+step() { printf '\n== %s  (+%ds)\n' "$*" $(($(date +%s) - T_START)); }
+
+# --- the two copies ------------------------------------------------------------------------------------------------
+export GIT_AUTHOR_NAME='dsh-context source-checkout' GIT_AUTHOR_EMAIL='source-checkout@dsh-context.invalid'
+export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
+copy_checkout() { # dir: an untouched rc.8 tree in dir, committed (DSH's build and jscpd need a git repository)
+  mkdir -p "$1"
+  if [ -f "$src" ]; then
+    tar -xzf "$src" -C "$1" --strip-components=1
+  elif git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git -C "$src" archive --format=tar HEAD | tar -x -C "$1"
+  else
+    tar -C "$src" --exclude=./node_modules --exclude='*/node_modules' -cf - . | tar -x -C "$1"
+  fi
+  local identity
+  identity=$(node -e 'const p = require(process.argv[1]); console.log(`${p.name}@${p.version}`)' "$1/package.json" 2>/dev/null || true)
+  [ "$identity" = '@deepseek-ai/dsh-root@0.1.0-rc.8' ] \
+    || die "refusing $src: its root package.json is '${identity:-unreadable}'; this is for @deepseek-ai/dsh-root@0.1.0-rc.8"
+  git -C "$1" init -q
+  git -C "$1" add -A
+  git -C "$1" commit -q --no-verify -m 'DeepSeek Harness 0.1.0-rc.8'
+}
+
+step "copies of $src"
+trees=(patched)
+$baseline && trees=(unpatched patched)
+for tree in "${trees[@]}"; do timed "copy ($tree)" copy_checkout "$WORK/$tree"; done
+if git -C "$WORK/patched" am -q "${patches[@]}"; then
+  echo "applied ${#patches[@]} patches with git am:"
+  git -C "$WORK/patched" log --format='  %h %s' --reverse HEAD~${#patches[@]}..HEAD
+  check "the series (${#patches[@]} patches) applies with git am" 0
+else
+  git -C "$WORK/patched" am --abort || true
+  check "the series (${#patches[@]} patches) applies with git am" 1
+  die 'the series does not apply to this checkout'
+fi
+
+# --- DSH's pinned pnpm, install, build, gates ----------------------------------------------------------------------
+pm=$(node -e 'console.log(require(process.argv[1]).packageManager ?? "")' "$WORK/patched/package.json")
+case $pm in pnpm@[0-9]*) ;; *) die "the checkout's packageManager is '$pm', not pnpm@<version>" ;; esac
+mkdir -p "$WORK/tools"
+echo '{"name":"source-checkout-tools","private":true}' > "$WORK/tools/package.json"
+(cd "$WORK/tools" && npm install --no-audit --no-fund --loglevel=error "${pm%%+*}") >&2
+DSH_PATH=$WORK/tools/node_modules/.bin:$PATH
+export CI=true
+dsh() { # tree, command...: run a command in a checkout with its pinned pnpm first on PATH
+  local tree=$1
+  shift
+  (cd "$WORK/$tree" && PATH=$DSH_PATH DSH_CLIENT_COMMIT_HASH=$(git rev-parse --short HEAD) "$@")
+}
+
+declare -A GATES
+for tree in "${trees[@]}"; do
+  step "install and build ($tree, $pm)"
+  timed "install ($tree)" dsh "$tree" pnpm install --frozen-lockfile --store-dir "$WORK/store" > "$WORK/$tree.install.log" 2>&1 \
+    || { tail -30 "$WORK/$tree.install.log"; die "pnpm install failed in $tree"; }
+  status=0
+  timed "build ($tree)" dsh "$tree" pnpm run build > "$WORK/$tree.build.log" 2>&1 || status=$?
+  GATES[$tree.build]=$status
+  if [ $status -ne 0 ]; then
+    echo "pnpm run build failed in $tree:"
+    grep -E 'error TS|ERROR|Error:' "$WORK/$tree.build.log" | head -40
+  else
+    echo "pnpm run build: ok"
+  fi
+
+  step "static gates ($tree)"
+  status=0
+  timed "check:ci:static ($tree)" dsh "$tree" pnpm run check:ci:static > "$WORK/$tree.gates.log" 2>&1 || status=$?
+  GATES[$tree.static]=$status
+  GATES[$tree.static.line]=$(grep -E '^run-gates: [0-9]+ passed' "$WORK/$tree.gates.log" | tail -1 || echo 'run-gates: no summary')
+  echo "${GATES[$tree.static.line]}"
+  for gate in lint:contracts-ready duplication; do
+    status=0
+    timed "$gate ($tree)" dsh "$tree" pnpm run "$gate" > "$WORK/$tree.$gate.log" 2>&1 || status=$?
+    GATES[$tree.$gate]=$status
+    if [ $status -eq 0 ]; then echo "pnpm run $gate: ok"; else echo "pnpm run $gate: FAILED"; tail -25 "$WORK/$tree.$gate.log"; fi
+  done
+done
+step 'static gates side by side'
+gate_logs=()
+for tree in "${trees[@]}"; do gate_logs+=("$tree=$WORK/$tree.gates.log"); done
+node "$here/gates-table.mjs" "${gate_logs[@]}"
+for tree in "${trees[@]}"; do
+  printf '%-10s build %-4s lint %-4s jscpd %s\n' "$tree" \
+    "$( [ "${GATES[$tree.build]}" -eq 0 ] && echo ok || echo FAIL)" \
+    "$( [ "${GATES[$tree.lint:contracts-ready]}" -eq 0 ] && echo ok || echo FAIL)" \
+    "$( [ "${GATES[$tree.duplication]}" -eq 0 ] && echo ok || echo FAIL)"
+done
+check "patched: pnpm run build (tsc -b host + client, src and tests; tsdown)" "${GATES[patched.build]}"
+check "patched: pnpm run check:ci:static (${GATES[patched.static.line]#run-gates: })" "${GATES[patched.static]}"
+check 'patched: pnpm run lint:contracts-ready (oxlint)' "${GATES[patched.lint:contracts-ready]}"
+check 'patched: pnpm run duplication (jscpd)' "${GATES[patched.duplication]}"
+
+# --- the dependents' test suites, unprivileged ---------------------------------------------------------------------
+step 'dependents of the packages the series touches'
+node "$here/dependents.mjs" "$WORK/patched" "${patches[@]}" > "$WORK/dependents.json"
+node -e 'const d = require(process.argv[1]); console.log(`touched: ${d.touched.join(", ")}\n${d.dependents.length} packages depend on them (themselves included)`)' "$WORK/dependents.json"
+mapfile -t test_dirs < <(node -e 'for (const d of require(process.argv[1]).dependents) console.log(`${d}/`)' "$WORK/dependents.json")
+
+runner=()
+if [ "$(id -u)" -eq 0 ]; then
+  if command -v setpriv >/dev/null && setpriv --reuid=nobody --regid=nogroup --clear-groups test -r "$WORK/patched/package.json"; then
+    runner=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+    echo 'tests run as nobody (setpriv): root would pass the permission checks DSH tests expect to fail'
+  else
+    echo 'tests run as root: setpriv is missing or nobody cannot read the work folder; permission tests fail as root'
+  fi
+fi
+mkdir -p "$WORK/results" "$WORK/home"
+run_tests() { # tree
+  local out=$WORK/results/$1.json
+  mkdir -p "$WORK/$1/node_modules/.vite-temp" "$WORK/$1/node_modules/.vite"
+  if [ ${#runner[@]} -gt 0 ]; then chown -R nobody "$WORK/$1/node_modules/.vite-temp" "$WORK/$1/node_modules/.vite" "$WORK/results" "$WORK/home"; fi
+  (cd "$WORK/$1" && env HOME="$WORK/home" IS_SANDBOX=1 CI=true PATH="$DSH_PATH" "${runner[@]}" \
+    node_modules/.bin/vitest run "${test_dirs[@]}" --reporter=dot --reporter=json --outputFile.json="$out") \
+    > "$WORK/$1.tests.log" 2>&1 || true
+  [ -f "$out" ] || { tail -40 "$WORK/$1.tests.log"; die "vitest wrote no report in $1"; }
+  node -e 'const r = require(process.argv[1]); console.log(`${process.argv[2]}: ${r.numTotalTestSuites} suites, ${r.testResults.length} files: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`)' "$out" "$1"
+}
+for tree in "${trees[@]}"; do
+  step "tests of ${#test_dirs[@]} packages ($tree)"
+  timed "tests ($tree)" run_tests "$tree"
+done
+if $baseline; then
+  step 'unpatched vs patched, per package'
+  status=0
+  node "$here/compare-tests.mjs" "$WORK/dependents.json" "$WORK/results/unpatched.json" "$WORK/unpatched" "$WORK/results/patched.json" "$WORK/patched" || status=$?
+  check 'dependents: no new failure, no test lost, every new test passes' $status
+else
+  status=$(node -e 'console.log(require(process.argv[1]).numFailedTests > 0 ? 1 : 0)' "$WORK/results/patched.json")
+  check 'dependents (patched only): no failing test' "$status"
+fi
+
+# --- AgentTavern managed in the real headless CLI ------------------------------------------------------------------
+source "$here/cli-runs.sh"
+
+# --- summary -------------------------------------------------------------------------------------------------------
+step 'times'
+printf '  %s\n' "${TIMES[@]}"
+printf '  %-34s %4ds\n' total $(($(date +%s) - T_START))
+step 'checks'
+printf '  %s\n' "${CHECKS[@]}"
+passed=$(printf '%s\n' "${CHECKS[@]}" | grep -c '^pass' || true)
+failed=$(printf '%s\n' "${CHECKS[@]}" | grep -c '^FAIL' || true)
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
