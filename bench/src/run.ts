@@ -10,6 +10,7 @@ import { growthChart, linearReference } from './chart.ts'
 import { benchOverhead } from './p1-overhead.ts'
 import { benchNormalize } from './p2-normalize.ts'
 import { benchReplay } from './p3-replay.ts'
+import { benchCli } from './p3-cli.ts'
 import { benchManaged } from './p4-managed.ts'
 import { benchCompaction } from './p5-compaction.ts'
 import type { Section } from './report.ts'
@@ -34,6 +35,7 @@ const normalize = benchNormalize(quick)
 show(normalize.section)
 const replay = await benchReplay(quick, log)
 show(replay.section)
+show(await benchCli(quick, log))
 const managed = await benchManaged(quick, log)
 show(managed.section)
 show(await benchCompaction(managed, log))
