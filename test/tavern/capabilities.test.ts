@@ -71,13 +71,25 @@ describe('on the patched build', () => {
   it('with projection-aware compaction: both modes are available and agent-managed is enabled and recorded', async () => {
     const loop = await tavernLoop()
     expect(inspectCapabilities(loop.ctx)).toEqual({
+      presetId: 'agent-tavern',
       native: { available: true, missing: [], reasons: [] },
       managed: { available: true, missing: [], reasons: [] },
+      checkedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     })
     const agent = await tavernAgent(loop, 'patched-managed', 'agent-managed')
     expect(contextModeOf(agent)).toBe('agent-managed')
     expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).map(event => event.data))
       .toEqual([{ mode: 'agent-managed', previous: 'dsh-native', afterTurn: 0 }])
+  })
+
+  it('probes the native prerequisites through the services they add: a bare app has none, so neither mode runs', async () => {
+    const dsh = await patchedDsh()
+    const bare = inspectCapabilities(new dsh.cordis.Context() as never)
+    expect(bare.native).toMatchObject({ available: false, missing: ['preset', 'scoped-prompt', 'tools', 'durable-events'] })
+    expect(bare.managed).toMatchObject({ available: false, missing: ['preset', 'scoped-prompt', 'tools', 'durable-events', 'agent/context', 'projection-aware-compaction'] })
+    expect(bare.managed.reasons).toHaveLength(6)
+    const agent = (await tavernLoop()).create('probe')
+    expect(inspectCapabilities(agent.ctx).managed).toEqual({ available: true, missing: [], reasons: [] })
   })
 
   it('refuses a mount off an agent context', async () => {

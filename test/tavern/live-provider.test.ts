@@ -15,8 +15,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { contextModeOf, inspectCapabilities, TOOL_NAMES } from '@dsh-context/agent-tavern'
-import type { LiveReport } from '@dsh-context/agent-tavern/demo'
-import { bootLiveLoop, demoModel, LIVE_DEFAULTS, LIVE_PROVIDER, mountTavern, runLive } from '@dsh-context/agent-tavern/demo'
+import type { LiveReport } from '@dsh-context/agent-tavern-demo'
+import { bootLiveLoop, demoModel, LIVE_DEFAULTS, LIVE_PROVIDER, mountTavern, runLive } from '@dsh-context/agent-tavern-demo'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 
 const FAKE_KEY = 'sk-offline-test-key'
@@ -167,7 +167,7 @@ describe('a live session against a loopback DeepSeek endpoint', () => {
 
 describe('npm run tavern with DEEPSEEK_API_KEY set', () => {
   it('runs the live session, prints its tables and the model used, and exits 0', async () => {
-    const bin = fileURLToPath(new URL('../../packages/agent-tavern/bin/demo.mjs', import.meta.url))
+    const bin = fileURLToPath(new URL('../../examples/agent-tavern-demo/bin/demo.mjs', import.meta.url))
     const env = { PATH: process.env.PATH ?? '', DSH_HOME: home, DEEPSEEK_API_KEY: FAKE_KEY, DEEPSEEK_BASE_URL: baseURL }
     const { stdout } = await promisify(execFile)(process.execPath, [bin, '--turns', '4'], { encoding: 'utf8', env })
     expect(stdout).toContain('AgentTavern demo, live: an agent-managed session of 4 turns')

@@ -5,21 +5,19 @@
  */
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import { decodeInclude, replayRequests, projectionEvents } from '@dsh-context/agent-context'
-import {
-  CONTEXT_MODE_EVENT,
-  contentText,
-  contextModeOf,
-  lastSelection,
-  memoryNotes,
-  policyRevision,
-  requestTokens,
-  resolveConfig,
-  setContextMode,
-} from '@dsh-context/agent-tavern'
+import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
+import { replayRequests, projectionEvents } from '@dsh-context/agent-context'
+import { CONTEXT_MODE_EVENT, contentText, contextModeOf, lastSelection, setContextMode } from '@dsh-context/agent-tavern'
+import { priceRequest, requestEnvelope } from '@dsh-context/compaction-effective-projection'
 import type { BootedLoop } from '@dsh-context/loop-testkit'
 import { describe, expect, it } from 'vitest'
-import { expectRebuiltFromLog, loopRequests, MIRA, SMALL_POLICY, tavernAgent, tavernLoop } from './support.ts'
+import { resolveConfig } from '../../packages/agent-tavern/src/config.ts'
+import { activeMemories } from '../../packages/agent-tavern/src/memory.ts'
+import { policyRevision } from '../../packages/agent-tavern/src/policy.ts'
+import { expectRebuiltFromLog, loopRequests, MIRA, runtimeContext, SMALL_POLICY, tavernAgent, tavernLoop } from './support.ts'
+
+const price = (meter: Parameters<typeof priceRequest>[0], request: GenerateOptions): number =>
+  priceRequest(meter, { header: requestEnvelope(request.system, request.tools), messages: request.messages })
 
 const PLANT = 'I press a brass key into your palm. It is stamped with the number 417.'
 const PROBE = 'Mira, do you remember the brass key I pressed into your palm? What number was stamped on it?'
@@ -40,7 +38,7 @@ describe('dsh-native', () => {
     expect(projectionEvents(agent.session.events)).toEqual([])
     expect(JSON.stringify(sent.at(-1)!.messages)).toBe(JSON.stringify(agent.session.deriveMessages().slice(0, -1)))
     expect(sent.at(-1)!.system).toContain('call tavern_history_search')
-    expect(contentText(sent.at(-1)!.messages.findLast(m => m.source.kind === 'plugin')!.content))
+    expect(runtimeContext(sent.at(-1)!.messages))
       .toMatch(/Current scene: the ferry dock at dawn[\s\S]*Facts of the story:\n- the lantern quay closes at the third bell/)
     expectRebuiltFromLog(sent, agent)
   })
@@ -61,10 +59,13 @@ describe('agent-managed', () => {
     const last = sent.at(-1)!
     expect(last.messages.length).toBeLessThan(agent.session.deriveMessages().length - 1)
     expect(last.messages[0]).toEqual(agent.session.deriveMessages()[0])
-    expect(contentText(last.messages.findLast(m => m.source.kind === 'plugin')!.content)).toContain('Current scene: the reed maze on the eastern shore')
-    const { budget } = lastSelection(agent)!
-    for (const request of sent) expect(requestTokens(loop.ctx.tokenMeter, request)).toBeLessThanOrEqual(budget.input)
-    expect(Math.max(...sent.map(request => requestTokens(loop.ctx.tokenMeter, request)))).toBeLessThan(budget.kernel + budget.recent + budget.retrieved + 2 * SMALL_POLICY.blockTokens)
+    expect(runtimeContext(last.messages)).toContain('Current scene: the reed maze on the eastern shore')
+    const selection = lastSelection(agent)!
+    const { budget } = selection
+    expect(selection.calibratedTokens).toBeLessThanOrEqual(budget.input)
+    expect(selection.tokens).toBe(price(loop.ctx.tokenMeter, last))
+    for (const request of sent) expect(price(loop.ctx.tokenMeter, request)).toBeLessThanOrEqual(budget.input)
+    expect(Math.max(...sent.map(request => price(loop.ctx.tokenMeter, request)))).toBeLessThan(budget.kernel + budget.recent + budget.retrieved + 2 * SMALL_POLICY.blockTokens)
     expectRebuiltFromLog(sent, agent)
   })
 
@@ -73,7 +74,8 @@ describe('agent-managed', () => {
     const agent = await tavernAgent(loop, 'recall', 'agent-managed', { ...SMALL_POLICY, shares: { retrieved: 0 } })
     await walk(loop, agent, 1)
     await loop.say(agent, PLANT)
-    const plantSeq = agent.session.events.findLast(event => event.type === 'user/message')!.seq
+    const plant = agent.session.events.findLast(event => event.type === 'user/message' && event.data.source.kind === 'user')!
+    const plantSeq = plant.seq
     await walk(loop, agent, 15)
     const before = loopRequests(loop).length
     await loop.say(agent, PROBE)
@@ -81,8 +83,8 @@ describe('agent-managed', () => {
     const [asking, answering] = loopRequests(loop).slice(before)
     expect(JSON.stringify(asking!.messages)).not.toContain('417')
     const replayed = replayRequests(agent.session.events).slice(before)
-    const surface = agent.session.surface.nodes.filter(seq => seq < replayed[0]!.seq)
-    expect(decodeInclude(surface, replayed[0]!.projection!.include)).not.toContain(plantSeq)
+    expect(replayed[0]!.projection).toBeDefined()
+    expect(replayed[0]!.messages.map(message => message.id)).not.toContain(plant.type === 'user/message' ? plant.data.id : undefined)
     const results = agent.session.events.filter(event => event.type === 'tool/result')
     expect(contentText(results.at(-1)!.data.message.content)).toContain(`"seq":${plantSeq}`)
     expect(contentText(results.at(-1)!.data.message.content)).toContain('stamped with the number 417')
@@ -115,15 +117,16 @@ describe('agent-managed', () => {
     const agent = await tavernAgent(loop, 'memory', 'agent-managed')
     await loop.say(agent, 'Keep this in mind: the willow ford is only passable at low water.')
     await walk(loop, agent, 12)
-    expect(memoryNotes(agent.session.events).map(note => [note.text, note.tags, note.importance]))
+    expect(activeMemories(agent.session.events).map(record => [record.text, record.tags, record.importance]))
       .toEqual([['the willow ford is only passable at low water', ['fact'], 0.7]])
     const sent = loopRequests(loop)
-    expect(contentText(sent.at(-1)!.messages.findLast(m => m.source.kind === 'plugin')!.content)).toContain('- the willow ford is only passable at low water')
+    expect(runtimeContext(sent.at(-1)!.messages)).toContain('- the willow ford is only passable at low water')
     await loop.say(agent, 'CALL memory_search {"query":"willow ford water"}')
     const found = contentText(agent.session.events.findLast(event => event.type === 'assistant/message')!.data.message.content)
-    expect(found).toMatch(/^RESULT \{"hits":\[\{"id":"call-\d+","text":"the willow ford is only passable at low water","tags":\["fact"\],"importance":0.7,"turn":1,/)
+    expect(found).toMatch(/^RESULT \{"hits":\[\{"id":"call-\d+","text":"the willow ford is only passable at low water","tags":\["fact"\],"scope":"chat","importance":0.7,"confidence":1,"turn":1,/)
+    expect(found).toMatch(/"truncated":false,"sourceCount":1\}$/)
     await loop.say(agent, 'CALL memory_write {"text":"too sure","importance":2}')
-    expect(memoryNotes(agent.session.events)).toHaveLength(1)
+    expect(activeMemories(agent.session.events)).toHaveLength(1)
     expect(loop.errors).toEqual([])
   })
 })

@@ -13,7 +13,13 @@ import type { ContextMode } from '@dsh-context/agent-tavern'
 import { AgentTavern, CONTEXT_MODE_EVENT, contextModeOf, setContextMode } from '@dsh-context/agent-tavern'
 import type { BootedLoop } from '@dsh-context/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
-import { expectRebuiltFromLog, loopRequests, MIRA, SMALL_POLICY, tavernAgent, tavernLoop } from './support.ts'
+import { memoryRecords } from '../../packages/agent-tavern/src/memory.ts'
+import { expectRebuiltFromLog, loopRequests, MIRA, runtimeContext, SMALL_POLICY, tavernAgent, tavernLoop } from './support.ts'
+
+const lastText = (agent: Agent): string => {
+  const reply = agent.session.events.findLast(event => event.type === 'assistant/message')!
+  return reply.type === 'assistant/message' ? reply.data.message.content.flatMap(block => block.type === 'text' ? [block.text] : []).join('') : ''
+}
 
 const roots: string[] = []
 afterAll(() => { for (const root of roots) rmSync(root, { recursive: true, force: true }) })
@@ -92,5 +98,32 @@ describe('resuming a session the mode event recorded', () => {
     ])
     expect(third.agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).every(event => event.ignorable === true)).toBe(true)
     expectRebuiltFromLog(sent, third.agent)
+  })
+})
+
+describe('memory across a resume', () => {
+  it('a forgotten memory stays forgotten: the resumed log folds to the same memory, search and read agree', async () => {
+    const root = scratchRoot()
+    const first = await tavernLoop({ persistRoot: root })
+    const agent = await tavernAgent(first, 'memory-resume', 'agent-managed')
+    await first.say(agent, 'CALL memory_write {"text":"the cellar key is under the third plank","tags":["fact"]}')
+    const id = (agent.session.events.findLast(event => event.type === 'tool/call')!.data as { callId: string }).callId
+    await first.say(agent, 'CALL memory_write {"text":"the ford floods at high water","tags":["fact"]}')
+    await first.say(agent, `CALL memory_forget {"id":"${id}"}`)
+    const before = memoryRecords(agent.session.events)
+    await first.ctx.sessions.flush(agent.session)
+
+    const { loop, agent: again } = await resumed(root, 'memory-resume', 'agent-managed')
+    expect(memoryRecords(again.session.events)).toEqual(before)
+    expect(before.get(id)?.forgottenAt).toBeGreaterThan(0)
+    await loop.say(again, 'CALL memory_search {"query":"cellar key plank"}')
+    expect(lastText(again)).toBe('RESULT {"hits":[],"truncated":false,"sourceCount":1}')
+    await loop.say(again, `CALL memory_read {"id":"${id}"}`)
+    expect(lastText(again)).toContain('was forgotten')
+    const context = runtimeContext(loopRequests(loop).at(-1)!.messages)
+    expect(context).toContain('Facts of the story:\n- the ford floods at high water')
+    expect(context).not.toContain('third plank')
+    expect(loop.errors).toEqual([])
+    expectRebuiltFromLog([...loopRequests(first), ...loopRequests(loop)], again)
   })
 })

@@ -8,7 +8,7 @@ import type { GenerateOptions, StreamChunk } from '@deepseek-ai/dsh-llm'
 import { diffRequest, replayRequests } from '@dsh-context/agent-context'
 import type { ContextMode } from '@dsh-context/agent-tavern'
 import { AgentTavern, contentText } from '@dsh-context/agent-tavern'
-import { roleplayReply } from '@dsh-context/agent-tavern/demo'
+import { roleplayReply } from '@dsh-context/agent-tavern-demo'
 import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
 import type { BootedLoop, BootOptions, DshModules } from '@dsh-context/loop-testkit'
 import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
@@ -83,6 +83,16 @@ export function expectRebuiltFromLog(sent: readonly GenerateOptions[], agent: Ag
   const replayed = replayRequests(agent.session.events)
   expect(replayed).toHaveLength(sent.length)
   expect(replayed.map((request, i) => diffRequest(request, sent[i] as GenerateOptions))).toEqual(sent.map(() => undefined))
+}
+
+/**
+ * DSH's newest runtime-context snapshot among messages (scene, facts and lore live there).
+ * @param messages - request messages.
+ * @returns its text, or '' when none.
+ */
+export function runtimeContext(messages: readonly { source: GenerateOptions['messages'][number]['source']; content: GenerateOptions['messages'][number]['content'] }[]): string {
+  const snapshot = messages.findLast(message => message.source.kind === 'plugin' && message.source.plugin === '@deepseek-ai/dsh-system-prompt')
+  return snapshot === undefined ? '' : contentText(snapshot.content)
 }
 
 /** The text of a message-like value, for `includes` checks. */

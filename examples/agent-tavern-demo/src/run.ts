@@ -95,29 +95,35 @@ const MIRA_ZH = {
   identity: '你是灰色河口的摆渡女：饱经风霜，说话干涩幽默，不轻易信任别人，也从不慌忙。你说话直白，记得乘客告诉你的每一件事。',
 } as const
 
-/** The character card's world info in each language: none of it holds a probed fact. */
+/**
+ * The character card's world info in each language. None of it holds a probed fact, and its keywords are names the
+ * story mentions now and then (a plant, a probe, a scene change), so an entry shows while they are recent.
+ */
 const LORE: Record<StoryLanguage, readonly LoreEntry[]> = {
   en: [
-    { name: 'The Grey Estuary', keywords: ['estuary'], text: 'A wide tidal mouth of brown water and shifting sandbars; one ferry crosses it, Mira\'s.' },
-    { name: 'The lighthouse', keywords: ['lighthouse'], text: 'Dark for eleven years since its keeper drowned; its cellar is locked.' },
-    { name: 'Hallow Staithe', keywords: ['Hallow Staithe', 'village'], text: 'The fishing village on the north shore, ruled by a reeve who taxes every catch.' },
+    { name: 'The lighthouse', keywords: ['lighthouse'], text: 'Dark for eleven years since its keeper drowned; its cellar is locked and the key was thought lost.' },
     { name: 'The salt mill', keywords: ['salt mill'], text: 'A ruined tide mill on the marsh edge; folk say lights move there on winter nights.' },
+    { name: 'Hallow Staithe', keywords: ['Hallow Staithe'], text: 'The fishing village on the north shore, ruled by a reeve who taxes every catch.' },
+    { name: 'The reed maze', keywords: ['reed maze'], text: 'Channels through the eastern reeds that shift with every spring tide; only Mira poles them without a guide.' },
   ],
   zh: [
-    { name: '灰色河口', keywords: ['河口'], text: '一片宽阔的褐色潮水口，沙洲时时移动；只有一条渡船往来其间，就是米拉的船。' },
-    { name: '灯塔', keywords: ['灯塔'], text: '守塔人溺水之后已经熄灭了十一年；它的地窖一直锁着。' },
-    { name: '霍洛斯泰斯', keywords: ['霍洛斯泰斯', '渔村'], text: '北岸的渔村，由一位对每一网渔获都要抽税的地方官管辖。' },
+    { name: '灯塔', keywords: ['灯塔'], text: '守塔人溺水之后已经熄灭了十一年；它的地窖一直锁着，人们以为钥匙早就丢了。' },
     { name: '盐磨坊', keywords: ['盐磨坊'], text: '沼泽边一座废弃的潮汐磨坊；人们说冬夜里那儿有灯光移动。' },
+    { name: '霍洛斯泰斯', keywords: ['霍洛斯泰斯'], text: '北岸的渔村，由一位对每一网渔获都要抽税的地方官管辖。' },
+    { name: '芦苇迷宫', keywords: ['芦苇迷宫'], text: '东岸芦苇丛中的水道，每逢春潮就会改道；只有米拉不用向导就能撑船穿过。' },
   ],
 }
+
+/** The demo's policy: the default shares, and blocks of 4,000 tokens for fewer prefix changes on its 90,000-token window. */
+const DEMO_POLICY = { blockTokens: 4000 } as const
 
 /**
  * The demo's AgentTavern config in a language.
  * @param lang - the story's language.
- * @returns the character, its opening scene and its lore.
+ * @returns the character, its opening scene, its lore and the policy.
  */
 export function tavernConfig(lang: StoryLanguage): Record<string, unknown> {
-  return { character: lang === 'zh' ? MIRA_ZH : MIRA, scene: openingScene(lang), lore: { entries: LORE[lang] } }
+  return { character: lang === 'zh' ? MIRA_ZH : MIRA, scene: openingScene(lang), lore: { entries: LORE[lang] }, policy: DEMO_POLICY }
 }
 
 const empty = (mode: ContextMode, unavailable: string, seconds: number): SessionReport => ({

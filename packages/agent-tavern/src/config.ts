@@ -95,7 +95,7 @@ export const Config: z<Config> = z.object({
       retrieved: share(0.015),
       reply: share(0.06),
     }).default({} as PolicyConfig['shares']),
-    blockTokens: z.natural().min(1).default(4000).description('Least tokens a forgetting-boundary advance frees.'),
+    blockTokens: z.natural().min(1).default(2000).description('Least provider tokens a forgetting-boundary advance frees; at most the recent budget.'),
     weights: z.object({
       relevance: z.number().min(0).default(100),
       importance: z.number().min(0).default(10),

@@ -1,0 +1,163 @@
+/**
+ * What AgentTavern adds on the real patched loop: Chinese recall through the tools, memory kept as AgentTavern keeps
+ * it, lore triggered by recent turns, the opening brief and anchors kept by the managed policy, a budget calibrated by
+ * provider usage, and a policy that does not fit the route's window refused at mount.
+ */
+
+import type { GenerateOptions, StreamChunk } from '@deepseek-ai/dsh-llm'
+import { AgentTavern, AgentTavernError, contentText, lastSelection } from '@dsh-context/agent-tavern'
+import { priceRequest, requestEnvelope } from '@dsh-context/compaction-effective-projection'
+import { describe, expect, it } from 'vitest'
+import { REMINDER_SOURCES } from '../../packages/agent-tavern/src/anchor.ts'
+import { expectRebuiltFromLog, loopRequests, MIRA, runtimeContext, SMALL_POLICY, tavernAgent, tavernLoop, toolModel } from './support.ts'
+
+const lastReply = (events: readonly { type: string; data: unknown }[]): string => {
+  const reply = events.findLast(event => event.type === 'assistant/message') as { data: { message: { content: never } } }
+  return contentText(reply.data.message.content)
+}
+
+describe('Chinese retrieval on the managed loop', () => {
+  it('finds a Chinese fact the projection left out through tavern_history_search, and answers from the tool result', async () => {
+    const loop = await tavernLoop()
+    const agent = await tavernAgent(loop, 'zh-recall', 'agent-managed', { ...SMALL_POLICY, shares: { retrieved: 0 } })
+    await loop.say(agent, '（场景转换：黎明时分灰色河口的渡口。）')
+    await loop.say(agent, '我把一把黄铜钥匙塞进你的手心。钥匙上刻着数字417，能打开灯塔的地窖。')
+    for (let i = 1; i <= 14; i++) await loop.say(agent, `我沿着芦苇岸走，数着头顶盘旋的海鸥（${i}）。`)
+    const before = loopRequests(loop).length
+    await loop.say(agent, '米拉，你还记得我塞进你手心的那把黄铜钥匙吗？上面刻着什么数字？')
+    expect(loop.errors).toEqual([])
+    const [asking] = loopRequests(loop).slice(before)
+    expect(JSON.stringify(asking!.messages)).not.toContain('417')
+    const calls = agent.session.events.filter(event => event.type === 'tool/call')
+    expect(calls.at(-1)!.data.name).toBe('tavern_history_search')
+    const result = contentText(agent.session.events.findLast(event => event.type === 'tool/result')!.data.message.content)
+    expect(result).toContain('黄铜钥匙')
+    expect(lastReply(agent.session.events)).toMatch(/^米拉沉默了好一会儿[\s\S]*417/)
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+})
+
+describe('memory tools', () => {
+  it('write, search, read, update and forget through the loop; results carry truncated and sourceCount; a forgotten memory stays in the log', async () => {
+    const loop = await tavernLoop()
+    const agent = await tavernAgent(loop, 'memory-tools', 'agent-managed')
+    const call = async (tool: string, args: object): Promise<unknown> => {
+      await loop.say(agent, `CALL ${tool} ${JSON.stringify(args)}`)
+      const text = lastReply(agent.session.events)
+      expect(text.startsWith('RESULT ')).toBe(true)
+      const body = text.slice('RESULT '.length)
+      return body.startsWith('{') ? JSON.parse(body) : body
+    }
+    const { id } = await call('memory_write', { text: '灯塔的地窖钥匙在米拉手里', tags: ['fact'], importance: 0.9, confidence: 0.6, scope: 'character' }) as { id: string }
+    await call('memory_write', { text: 'the ford floods at high water', tags: ['fact'] })
+    expect(await call('memory_search', { query: '地窖钥匙在哪里' })).toMatchObject({
+      hits: [{ id, text: '灯塔的地窖钥匙在米拉手里', scope: 'character', importance: 0.9, confidence: 0.6, truncated: false }],
+      truncated: false,
+      sourceCount: 2,
+    })
+    expect(await call('memory_search', { query: 'ford', scope: 'character' })).toEqual({ hits: [], truncated: false, sourceCount: 1 })
+    await call('memory_update', { id, text: '灯塔的地窖钥匙在旅人手里', confidence: 1 })
+    expect(await call('memory_read', { id })).toMatchObject({ id, text: '灯塔的地窖钥匙在旅人手里', confidence: 1, importance: 0.9 })
+    expect(runtimeContext(loopRequests(loop).at(-1)!.messages)).toContain('- 灯塔的地窖钥匙在旅人手里')
+    expect(await call('memory_forget', { id })).toEqual({ id, forgotten: true })
+    expect(await call('memory_search', { query: '地窖钥匙' })).toEqual({ hits: [], truncated: false, sourceCount: 1 })
+    expect(await call('memory_read', { id })).toMatch(/was forgotten/)
+    expect(await call('memory_update', { id, text: 'again' })).toMatch(/was forgotten/)
+    expect(await call('memory_write', { text: 'bad', importance: 2 })).toMatch(/importance 2 is not between 0 and 1/)
+    expect(runtimeContext(loopRequests(loop).at(-1)!.messages)).not.toContain('灯塔的地窖钥匙')
+    expect(agent.session.events.some(event => event.type === 'tool/call' && event.data.name === 'memory_forget')).toBe(true)
+    expect(loop.errors).toEqual([])
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+})
+
+const LORE = [
+  { name: 'The salt mill', keywords: ['salt mill'], text: 'A ruined tide mill on the marsh edge.' },
+  { name: '灯塔', keywords: ['灯塔'], text: '熄灭了十一年的灯塔。' },
+]
+
+describe('lore', () => {
+  it('shows the entries the recent turns trigger in the runtime context, which the managed policy keeps while they stay triggered', async () => {
+    const loop = await tavernLoop()
+    const agent = loop.create('lore')
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed', policy: SMALL_POLICY, lore: { entries: LORE, scanTurns: 2 } } as never)
+    for (let i = 1; i <= 12; i++) await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
+    await loop.say(agent, 'We pass the old salt mill and the 灯塔 beyond it.')
+    await loop.say(agent, 'I walk on.')
+    const triggered = loopRequests(loop).at(-1)!
+    expect(runtimeContext(triggered.messages)).toContain('World info:\n- The salt mill: A ruined tide mill on the marsh edge.\n- 灯塔: 熄灭了十一年的灯塔。')
+    expect(lastSelection(agent)!.state.boundary).toBeGreaterThan(0)
+    await loop.say(agent, 'I walk on again.')
+    await loop.say(agent, 'And on.')
+    expect(runtimeContext(loopRequests(loop).at(-1)!.messages)).not.toContain('World info')
+    expect(loop.errors).toEqual([])
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+
+  it('is searchable with tavern_lore_search', async () => {
+    const loop = await tavernLoop()
+    const agent = loop.create('lore-search')
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, policy: SMALL_POLICY, lore: { entries: LORE } } as never)
+    await loop.say(agent, 'CALL tavern_lore_search {"query":"灯塔在哪里"}')
+    expect(lastReply(agent.session.events)).toBe(`RESULT ${JSON.stringify({ hits: [{ name: '灯塔', keywords: ['灯塔'], text: '熄灭了十一年的灯塔。' }], truncated: false, sourceCount: 2 })}`)
+  })
+})
+
+describe('reminders', () => {
+  it('appends the opening brief at turn 1 and an anchor every 5 turns; the managed policy keeps the brief and the newest anchor', async () => {
+    const loop = await tavernLoop()
+    const agent = await tavernAgent(loop, 'anchors', 'agent-managed')
+    for (let i = 1; i <= 22; i++) await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
+    const reminders = agent.session.events.flatMap(event => event.type === 'user/message' && event.data.source.kind === 'plugin' && event.data.source.plugin.startsWith('@dsh-context/agent-tavern/') ? [event.data.id] : [])
+    expect(reminders).toEqual(['agent-tavern-opening-1', 'agent-tavern-anchor-5', 'agent-tavern-anchor-10', 'agent-tavern-anchor-15', 'agent-tavern-anchor-20'])
+    const last = loopRequests(loop).at(-1)!
+    const sentReminders = last.messages.filter(message => message.source.kind === 'plugin' && Object.values<string>(REMINDER_SOURCES).includes(message.source.plugin)).map(message => message.id)
+    expect(sentReminders).toEqual(['agent-tavern-opening-1', 'agent-tavern-anchor-20'])
+    expect(last.messages.length).toBeLessThan(agent.session.deriveMessages().length - 1)
+    expect(loop.errors).toEqual([])
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+})
+
+describe('the calibrated budget', () => {
+  it('sends fewer estimated tokens when the provider reports twice the estimate, and stays within the cap in provider tokens', async () => {
+    const run = async (factor: number): Promise<{ peak: number; cap: number; calibrated: number }> => {
+      let meter: Parameters<typeof priceRequest>[0] | undefined
+      const price = (request: GenerateOptions): number => priceRequest(meter!, { header: requestEnvelope(request.system, request.tools), messages: request.messages })
+      const fallback = (request: GenerateOptions, index: number): StreamChunk[] => {
+        const chunks = toolModel(request, index).filter(chunk => chunk.type !== 'usage')
+        const usage = { type: 'usage', usage: { inputTokens: Math.round(price(request) * factor), outputTokens: 10 } } as StreamChunk
+        return [...chunks.slice(0, -1), usage, ...chunks.slice(-1)]
+      }
+      const loop = await tavernLoop({ fallback })
+      meter = loop.ctx.tokenMeter
+      const agent = await tavernAgent(loop, `calibrated-${factor}`, 'agent-managed')
+      for (let i = 1; i <= 24; i++) await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
+      expect(loop.errors).toEqual([])
+      expectRebuiltFromLog(loopRequests(loop), agent)
+      const selection = lastSelection(agent)!
+      return { peak: Math.max(...loopRequests(loop).slice(2).map(price)), cap: selection.budget.input, calibrated: selection.calibratedTokens }
+    }
+    const [plain, doubled] = [await run(1), await run(2)]
+    expect(doubled.peak).toBeLessThan(plain.peak)
+    expect(doubled.calibrated).toBeLessThanOrEqual(doubled.cap)
+    expect(doubled.peak * 2).toBeLessThanOrEqual(doubled.cap)
+  })
+})
+
+describe('mounting', () => {
+  it('fails when the policy does not fit the route\'s context window, with the numbers, before anything is registered or sent', async () => {
+    const loop = await tavernLoop({ contextWindow: 20_000 })
+    const agent = loop.create('too-small')
+    const mount = agent.ctx.plugin(AgentTavern, { character: MIRA, policy: { blockTokens: 4000 } } as never)
+    await expect(mount).rejects.toBeInstanceOf(AgentTavernError)
+    await expect(mount).rejects.toMatchObject({
+      code: 'invalid-config',
+      message: 'AgentTavern for agent "too-small": route fake/fake-model: policy blockTokens 4000 exceeds the recent budget 1200 tokens (recent share 0.06 of a 20000-token context window); lower blockTokens to at most 1200 or raise the recent share to at least 0.2',
+    })
+    expect(loop.adapter.requests).toEqual([])
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, policy: { blockTokens: 1200 } } as never)
+    await loop.say(agent, 'hello')
+    expect(loopRequests(loop)[0]!.tools!.map(tool => tool.name)).toEqual(expect.arrayContaining(['tavern_lore_search', 'memory_read', 'memory_update', 'memory_forget']))
+  })
+})
