@@ -1,6 +1,7 @@
 /**
  * The AgentTavern demo in both languages. Scaled down for CI (200 turns on a 60,000-token window, blocks of 3,600):
- * every printed target holds, native compacts under pressure while managed never needs to, each recall probe is
+ * every printed target holds, managed never compacts while native does (in English; the shorter Chinese story stays
+ * just under its threshold at this scale) and then leaves facts out of its requests, each recall probe is
  * answered from the tool's logged result, and the chart shows estimated and provider-reported tokens. At full length
  * (300 turns, 90,000 tokens) through the one-command script, `npm run tavern` and `npm run tavern -- --lang zh`.
  */
@@ -39,7 +40,7 @@ describe.each<StoryLanguage>(['en', 'zh'])(`the %s demo, scaled to ${TURNS} turn
     const turnsOf = (rows: readonly { turn: number; step: number }[]): string => rows.map(row => `${row.turn}.${row.step}`).join()
     expect(turnsOf(report.managed.rows)).toBe(turnsOf(report.native.rows))
     expect(report.native.rows.at(-1)!.turn).toBe(TURNS)
-    expect(report.native.compactions).toBeGreaterThanOrEqual(1)
+    if (lang === 'en') expect(report.native.compactions).toBeGreaterThanOrEqual(1)
     expect(report.managed.compactions).toBe(0)
     expect(report.native.projected).toBe(0)
     expect(report.managed.projected).toBeGreaterThan(report.managed.rows.length * 0.8)
@@ -50,7 +51,7 @@ describe.each<StoryLanguage>(['en', 'zh'])(`the %s demo, scaled to ${TURNS} turn
     expect(native.probes).toHaveLength(6)
     for (const probe of [...native.probes, ...managed.probes]) expect(probe).toMatchObject({ searched: true, found: true, answered: true })
     expect(managed.probes.filter(probe => !probe.inRequest).length).toBeGreaterThanOrEqual(5)
-    expect(native.probes.filter(probe => !probe.inRequest).length).toBeGreaterThan(0)
+    expect(native.probes.some(probe => !probe.inRequest)).toBe(native.compactions > 0)
     if (lang === 'zh') expect(managed.probes.map(probe => probe.expect)).toEqual(['417', '伊尔莎贝', '科林', '蓟草与潮汐', '霜月初九', '贝内德克'])
   })
 

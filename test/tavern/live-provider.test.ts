@@ -81,17 +81,17 @@ const wireUsage = (n: number): { prompt_tokens: number; completion_tokens: numbe
   ({ prompt_tokens: 1000 + n, completion_tokens: 10 + n, prompt_cache_hit_tokens: 100 * (n - 1), prompt_cache_miss_tokens: 1000 + n - 100 * (n - 1) })
 
 /**
- * A loopback DeepSeek: answers a tool result with its text, a new user message asking "do you remember" with a
+ * A loopback DeepSeek: answers a tool result with its text (also when a runtime-context snapshot follows it), a new user message asking "do you remember" with a
  * `tavern_history_search` call, anything else with narration.
  */
 function replyTo(body: Received['body'], n: number): string {
   const { messages } = body
   const lastAssistant = messages.findLastIndex(message => message.role === 'assistant')
   const asked = messages.slice(lastAssistant + 1).some(message => message.role === 'user' && /do you remember/i.test(message.content ?? ''))
-  const last = messages.at(-1)
+  const result = messages.slice(lastAssistant + 1).findLast(message => message.role === 'tool')
   const usage = wireUsage(n)
-  if (last?.role === 'tool') {
-    return sse({ choices: [{ delta: { role: 'assistant', content: `I remember it from the log: ${last.content ?? ''}` } }] }) + sse({ choices: [{ delta: {}, finish_reason: 'stop' }], usage })
+  if (result !== undefined) {
+    return sse({ choices: [{ delta: { role: 'assistant', content: `I remember it from the log: ${result.content ?? ''}` } }] }) + sse({ choices: [{ delta: {}, finish_reason: 'stop' }], usage })
   }
   if (asked) {
     const call = { index: 0, id: `call_${n}`, type: 'function', function: { name: TOOL_NAMES.historySearch, arguments: JSON.stringify({ query: 'brass key number stamped' }) } }
