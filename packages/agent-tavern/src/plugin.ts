@@ -35,7 +35,7 @@ export const inject = ['systemPrompt', 'tools', 'tokenMeter', 'llm']
 export const Config = ConfigSchema
 
 /** Section and context names AgentTavern registers. */
-export const PROMPT_NAMES = {
+const PROMPT_NAMES = {
   kernel: 'agent-tavern:kernel',
   scene: 'agent-tavern:scene',
   facts: 'agent-tavern:facts',
