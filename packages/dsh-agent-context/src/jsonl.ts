@@ -7,8 +7,9 @@
  * @module @dsh-context/agent-context/jsonl
  */
 
-import { readFile, stat } from 'node:fs/promises'
 import type { Stats } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
+import { open, stat } from 'node:fs/promises'
 import { zstdDecompressSync } from 'node:zlib'
 import type { SessionEvent, SessionHeader } from '@deepseek-ai/dsh-session'
 import { decodeStorageRecord, KNOWN_SESSION_EVENT_TYPES, SESSION_FORMAT_VERSION } from '@deepseek-ai/dsh-session'
@@ -80,20 +81,38 @@ function fileKind(info: Stats): string {
   return 'not a regular file'
 }
 
-async function readRegularFile(path: string): Promise<Buffer> {
-  let info: Stats
-  try {
-    info = await stat(path)
-  } catch (error: unknown) {
+/** Bytes read from a plain log at a time: memory holds one chunk and the line being assembled, not the file. */
+const CHUNK_BYTES = 1 << 20
+
+async function openRegularFile(path: string): Promise<{ handle: FileHandle; size: number }> {
+  const refuse = (error: unknown): never => {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') throw new SessionLogError('missing-file', path, undefined, 'does not exist', { cause: error })
     throw new SessionLogError('unreadable', path, undefined, `cannot be read (${code ?? String(error)})`, { cause: error })
   }
+  const info = await stat(path).catch(refuse)
   if (!info.isFile()) throw new SessionLogError('not-a-file', path, undefined, `is ${fileKind(info)}, not a session log file`)
-  try {
-    return await readFile(path)
-  } catch (error: unknown) {
-    throw new SessionLogError('unreadable', path, undefined, `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error })
+  if (info.size === 0) throw new SessionLogError('empty', path, undefined, 'is empty: it has no session header line')
+  return { handle: await open(path, 'r').catch(refuse), size: info.size }
+}
+
+/** Plaintext and how many bytes of the file have been read to produce it. */
+type Chunk = readonly [plaintext: Buffer, readTo: number]
+
+/** One buffer, refilled: a chunk is valid until the next is read ({@link LineSplitter} copies what it keeps). */
+async function* fileChunks(handle: FileHandle, path: string): AsyncGenerator<Chunk> {
+  let readTo = 0
+  const chunk = Buffer.allocUnsafe(CHUNK_BYTES)
+  for (;;) {
+    let bytesRead: number
+    try {
+      ({ bytesRead } = await handle.read(chunk, 0, CHUNK_BYTES, null))
+    } catch (error: unknown) {
+      throw new SessionLogError('unreadable', path, undefined, `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error })
+    }
+    if (bytesRead === 0) return
+    readTo += bytesRead
+    yield [chunk.subarray(0, bytesRead), readTo]
   }
 }
 
@@ -111,11 +130,11 @@ function looksTorn(bytes: Buffer): boolean {
 }
 
 /**
- * The plaintext chunks of a file: the file itself, or each complete Zstandard frame decoded (DSH writes whole lines
- * per frame). A torn last frame is `truncated` when its bytes decode as far as they go, and `malformed` otherwise.
+ * The decoded frames of a Zstandard log (DSH writes whole lines per frame), found by DSH's own `scanZstdFrames`. A
+ * torn last frame is `truncated` when its bytes decode as far as they go (`decompressZstdPrefix`, DSH's recovery of a
+ * torn frame), and `malformed` otherwise.
  */
-async function plaintextChunks(buffer: Buffer, path: string): Promise<{ chunks: Iterable<Buffer>; compressed: boolean }> {
-  if (buffer.length < 4 || buffer.readUInt32LE(0) !== ZSTD_MAGIC) return { chunks: [buffer], compressed: false }
+async function* zstdChunks(buffer: Buffer, path: string): AsyncGenerator<Chunk> {
   let scan: ReturnType<typeof scanZstdFrames>
   try {
     scan = scanZstdFrames(buffer)
@@ -130,17 +149,38 @@ async function plaintextChunks(buffer: Buffer, path: string): Promise<{ chunks: 
       throw new SessionLogError('malformed', path, undefined, `the Zstandard frame at byte ${tornStart} is incomplete and its bytes do not decode: not a torn write but damaged data`, { cause: error })
     }
   }
-  function* decoded(): Generator<Buffer> {
-    for (const { start, end } of frames) {
+  for (const { start, end } of frames) {
+    try {
+      yield [zstdDecompressSync(buffer.subarray(start, end)), end]
+    } catch (error: unknown) {
+      throw new SessionLogError('malformed', path, undefined, `the Zstandard frame at byte ${start} does not decode`, { cause: error })
+    }
+  }
+  if (tornStart !== undefined) throw new SessionLogError('truncated', path, undefined, `ends inside the Zstandard frame at byte ${tornStart}: its write did not complete`)
+}
+
+/** The plaintext of a log in chunks: read a megabyte at a time, or decoded frame by frame when it is compressed. */
+async function plaintextChunks(path: string): Promise<{ chunks: AsyncIterable<Chunk>; compressed: boolean; size: number }> {
+  const { handle, size } = await openRegularFile(path)
+  const magic = Buffer.alloc(4)
+  const { bytesRead } = await handle.read(magic, 0, 4, 0)
+  if (bytesRead < 4 || magic.readUInt32LE(0) !== ZSTD_MAGIC) {
+    async function* closing(): AsyncGenerator<Chunk> {
       try {
-        yield zstdDecompressSync(buffer.subarray(start, end))
-      } catch (error: unknown) {
-        throw new SessionLogError('malformed', path, undefined, `the Zstandard frame at byte ${start} does not decode`, { cause: error })
+        yield* fileChunks(handle, path)
+      } finally {
+        await handle.close()
       }
     }
-    if (tornStart !== undefined) throw new SessionLogError('truncated', path, undefined, `ends inside the Zstandard frame at byte ${tornStart}: its write did not complete`)
+    return { chunks: closing(), compressed: false, size }
   }
-  return { chunks: decoded(), compressed: true }
+  const buffer = Buffer.allocUnsafe(size)
+  try {
+    await handle.read(buffer, 0, size, 0)
+  } finally {
+    await handle.close()
+  }
+  return { chunks: zstdChunks(buffer, path), compressed: true, size }
 }
 
 interface Line {
@@ -148,28 +188,44 @@ interface Line {
   readonly lineNo: number
 }
 
-/** The complete lines of the plaintext, each decoded as UTF-8; refuses a torn or garbage tail. */
-function* lines(chunks: Iterable<Buffer>, path: string, compressed: boolean): Generator<Line> {
-  let lineNo = 0
-  for (const chunk of chunks) {
+/** Splits plaintext chunks into complete lines, each decoded as UTF-8; refuses a torn or garbage tail. */
+class LineSplitter {
+  private lineNo = 0
+  private carry: Buffer[] = []
+
+  constructor(private readonly path: string, private readonly compressed: boolean) {}
+
+  * push(chunk: Buffer): Generator<Line> {
     let start = 0
     for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
-      lineNo += 1
-      let text: string
-      try {
-        text = utf8.decode(chunk.subarray(start, end))
-      } catch (error: unknown) {
-        const detail = (error as NodeJS.ErrnoException).code === 'ERR_ENCODING_INVALID_ENCODED_DATA' ? 'is not UTF-8 text' : `cannot be decoded (${(error as Error).message})`
-        throw new SessionLogError('malformed', path, lineNo, detail, { cause: error })
-      }
-      yield { text, lineNo }
+      const piece = chunk.subarray(start, end)
+      const bytes = this.carry.length === 0 ? piece : Buffer.concat([...this.carry, piece])
+      this.carry = []
+      yield { text: this.decode(bytes, ++this.lineNo), lineNo: this.lineNo }
       start = end + 1
     }
-    if (start === chunk.length) continue
-    const tail = chunk.subarray(start)
-    if (compressed) throw new SessionLogError('malformed', path, lineNo + 1, 'ends inside a complete Zstandard frame: DSH writes whole lines per frame')
-    if (!looksTorn(tail)) throw new SessionLogError('malformed', path, lineNo + 1, `is ${tail.length} bytes without a line end that are not the start of a JSON line (binary data?)`)
-    throw new SessionLogError('truncated', path, lineNo + 1, lineNo === 0 ? 'ends before the session header line is complete' : 'ends inside this line: its write did not complete')
+    if (start < chunk.length) this.carry.push(Buffer.from(chunk.subarray(start)))
+    if (this.compressed) this.end()
+  }
+
+  /** @throws {SessionLogError} when bytes without a line end remain. */
+  end(): void {
+    if (this.carry.length === 0) return
+    const { path } = this
+    const lineNo = this.lineNo + 1
+    if (this.compressed) throw new SessionLogError('malformed', path, lineNo, 'ends inside a complete Zstandard frame: DSH writes whole lines per frame')
+    const tail = Buffer.concat(this.carry)
+    if (!looksTorn(tail)) throw new SessionLogError('malformed', path, lineNo, `is ${tail.length} bytes without a line end that are not the start of a JSON line (binary data?)`)
+    throw new SessionLogError('truncated', path, lineNo, lineNo === 1 ? 'ends before the session header line is complete' : 'ends inside this line: its write did not complete')
+  }
+
+  private decode(bytes: Buffer, lineNo: number): string {
+    try {
+      return utf8.decode(bytes)
+    } catch (error: unknown) {
+      const detail = (error as NodeJS.ErrnoException).code === 'ERR_ENCODING_INVALID_ENCODED_DATA' ? 'is not UTF-8 text' : `cannot be decoded (${(error as Error).message})`
+      throw new SessionLogError('malformed', this.path, lineNo, detail, { cause: error })
+    }
   }
 }
 
@@ -288,41 +344,78 @@ function checkEvent(event: SessionEvent, expectedSeq: number, lineNo: number, pa
   if (problem !== undefined) throw new SessionLogError('invalid-event', path, lineNo, `${named} whose data is not what its type declares: ${problem}`)
 }
 
+/** A log read without keeping its events: the header and how many events it holds. */
+export interface ScannedSessionLog {
+  readonly header: SessionHeader
+  readonly events: number
+}
+
 /**
- * Read a persisted session log completely. The file is decoded a line at a time, so memory holds the file's bytes and
- * its events, not a copy of its text.
+ * Read a persisted session log completely, keeping every event.
  * @param path - a `session.jsonl` or `session.jsonl.zstd` file.
  * @returns the header and every event.
+ */
+export function readSessionLog(path: string): Promise<SessionLog>
+/**
+ * Read a persisted session log event by event without keeping its events: the file is read a megabyte at a time (a
+ * compressed one is decoded frame by frame) and each line decoded, checked and handed to `visit` in seq order.
+ * @param path - a `session.jsonl` or `session.jsonl.zstd` file.
+ * @param visit - called with each event and the 1-based line that holds it (a packed chunk row holds several).
+ * @param onRead - called with the bytes of the file read so far and its size, after each megabyte or frame.
+ * @returns the header and the number of events.
+ */
+export function readSessionLog(path: string, visit: (event: SessionEvent, line: number) => void, onRead?: (bytes: number, size: number) => void): Promise<ScannedSessionLog>
+/**
  * @throws {SessionLogError} `missing-file`, `not-a-file`, `unreadable`, `empty`; then in file order: `format-version`
  * before any other check of the header; `truncated` when the file ends inside a line or frame that a write was
  * cut off in; `malformed` for bytes that are not a session log; `invalid-event`; `unknown-event-type`, like DSH's
- * resume refusal.
+ * resume refusal. Events before the refused line have been visited.
  */
-export async function readSessionLog(path: string): Promise<SessionLog> {
-  const buffer = await readRegularFile(path)
-  if (buffer.length === 0) throw new SessionLogError('empty', path, undefined, 'is empty: it has no session header line')
-  const { chunks, compressed } = await plaintextChunks(buffer, path)
-  let header: SessionHeader | undefined
+export async function readSessionLog(
+  path: string,
+  visit?: (event: SessionEvent, line: number) => void,
+  onRead?: (bytes: number, size: number) => void,
+): Promise<SessionLog | ScannedSessionLog> {
+  if (visit !== undefined) return scan(path, visit, onRead)
   const events: SessionEvent[] = []
   const lineOfSeq: number[] = []
-  for (const line of lines(chunks, path, compressed)) {
-    if (header === undefined) {
-      header = readHeader(line, path)
-      continue
-    }
-    const record = parseLine(line, path)
-    let decoded: SessionEvent[]
-    try {
-      decoded = decodeStorageRecord(record)
-    } catch (error: unknown) {
-      throw new SessionLogError('malformed', path, line.lineNo, `is not a storage record: ${(error as Error).message}`, { cause: error })
-    }
-    for (const event of decoded) {
-      checkEvent(event, events.length, line.lineNo, path)
-      events.push(event)
-      lineOfSeq.push(line.lineNo)
-    }
-  }
-  if (header === undefined) throw new SessionLogError('malformed', path, undefined, 'holds no session header line')
+  const { header } = await scan(path, (event, line) => {
+    events.push(event)
+    lineOfSeq.push(line)
+  })
   return { header, events, lineOf: seq => lineOfSeq[seq] ?? 0 }
+}
+
+async function scan(
+  path: string,
+  visit: (event: SessionEvent, line: number) => void,
+  onRead?: (bytes: number, size: number) => void,
+): Promise<ScannedSessionLog> {
+  const { chunks, compressed, size } = await plaintextChunks(path)
+  const splitter = new LineSplitter(path, compressed)
+  let header: SessionHeader | undefined
+  let next = 0
+  for await (const [chunk, readTo] of chunks) {
+    for (const line of splitter.push(chunk)) {
+      if (header === undefined) {
+        header = readHeader(line, path)
+        continue
+      }
+      const record = parseLine(line, path)
+      let decoded: SessionEvent[]
+      try {
+        decoded = decodeStorageRecord(record)
+      } catch (error: unknown) {
+        throw new SessionLogError('malformed', path, line.lineNo, `is not a storage record: ${(error as Error).message}`, { cause: error })
+      }
+      for (const event of decoded) {
+        checkEvent(event, next++, line.lineNo, path)
+        visit(event, line.lineNo)
+      }
+    }
+    onRead?.(readTo, size)
+  }
+  splitter.end()
+  if (header === undefined) throw new SessionLogError('malformed', path, undefined, 'holds no session header line')
+  return { header, events: next }
 }

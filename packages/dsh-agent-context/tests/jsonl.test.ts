@@ -99,6 +99,27 @@ describe('readSessionLog on real persisted sessions', () => {
     const error = await refusal(torn)
     expect(error.code).toBe('truncated')
     expect(error.message).toMatch(/ends inside the Zstandard frame at byte \d+/)
+
+    const damaged = join(scratch, 'damaged.jsonl.zstd')
+    const lastFrame = bytes.lastIndexOf(Buffer.from([0x28, 0xB5, 0x2F, 0xFD]))
+    const flipped = Buffer.from(bytes.subarray(0, bytes.length - 5))
+    for (let at = lastFrame + 8; at < lastFrame + 24 && at < flipped.length; at++) flipped[at] = (flipped[at] as number) ^ 0x5A
+    await writeFile(damaged, flipped)
+    const garbage = await refusal(damaged)
+    expect(garbage.code).toBe('malformed')
+    expect(garbage.message).toMatch(/Zstandard/)
+  })
+
+  it('reads a log event by event without keeping it, with the line of each event', async () => {
+    const kept = await readSessionLog(plain.path)
+    const visited: [number, number][] = []
+    const read: [number, number][] = []
+    const scanned = await readSessionLog(plain.path, (event, line) => visited.push([event.seq, line]), (bytes, size) => read.push([bytes, size]))
+    expect(scanned).toEqual({ header: kept.header, events: kept.events.length })
+    expect(visited).toEqual(kept.events.map(event => [event.seq, kept.lineOf(event.seq)]))
+    const lines = (await readFile(plain.path, 'utf8')).split('\n')
+    for (const [seq, line] of visited) expect(JSON.parse(lines[line - 1] as string)).toMatchObject(lines[line - 1]!.includes('-chunks"') ? {} : { seq })
+    expect(read.at(-1)).toEqual([(await readFile(plain.path)).length, (await readFile(plain.path)).length])
   })
 
   describe('refusals', () => {

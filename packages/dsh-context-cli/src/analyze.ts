@@ -7,6 +7,7 @@
  */
 
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
+import { isSurfaceEligibleType } from '@deepseek-ai/dsh-session'
 import { SurfaceManager } from '@deepseek-ai/dsh-session/surface'
 import type { NodesMark, ReplayedRequest, ReplayErrorCode } from '@dsh-context/agent-context'
 import { appendedNodes, checkProjection, NodeIndex, ReplayError, RequestReplay } from '@dsh-context/agent-context'
@@ -83,9 +84,13 @@ class BearingSurface {
 
   readonly eventAt = (seq: number): SessionEvent => this.log[seq] as SessionEvent
 
+  /**
+   * Validate and fold the next event with DSH's fold. DSH reads only surface-eligible events back from its log (the
+   * tool-result checks of a replace), so every other event enters it as `{ type, seq }`: the analysis keeps no log.
+   */
   admit(event: SessionEvent): void {
     this.manager.validateNext(event)
-    this.log.push(event)
+    this.log.push(isSurfaceEligibleType(event.type) ? event : { type: event.type, seq: event.seq } as SessionEvent)
     if (event.type === 'turn/start') {
       this.turnStart = event.seq
       this.index.startTurn(event.seq)
@@ -167,49 +172,72 @@ function summarize(request: ReplayedRequest, surface: BearingSurface, at: Cursor
 }
 
 /**
- * Rebuild and check every request of a log, stopping at the first violation in log order. Linear in the log: each
- * request costs what it sends (an unprojected request sends the whole surface).
- * @param events - the log's events in seq order.
- * @param pricer - token estimates.
- * @param onProgress - called with (events folded, total events) every 4,096 events and at the end.
- * @returns the request summaries before the first violation, and that violation.
+ * Rebuilds and checks the requests of a log fed one event at a time, stopping at the first violation in log order.
+ * Linear in the log: each request costs what it sends (an unprojected request sends the whole surface), and no event
+ * is kept beyond the surface's message-bearing nodes.
  */
-export function analyzeLog(
-  events: readonly SessionEvent[],
-  pricer: TokenPricer,
-  onProgress?: (done: number, total: number) => void,
-): LogAnalysis {
-  const replay = new RequestReplay()
-  const surface = new BearingSurface(pricer)
-  const requests: RequestSummary[] = []
-  const at: Cursor = { turn: 0, step: 0, projection: undefined }
-  for (const [seq, event] of events.entries()) {
+export class LogAnalyzer {
+  readonly requests: RequestSummary[] = []
+  /** The first violation, once found; later events are ignored. */
+  violation: LogViolation | undefined
+  private readonly replay = new RequestReplay()
+  private readonly surface: BearingSurface
+  private readonly at: Cursor = { turn: 0, step: 0, projection: undefined }
+
+  /** @param pricer - token estimates. */
+  constructor(pricer: TokenPricer) {
+    this.surface = new BearingSurface(pricer)
+  }
+
+  /** @param event - the log's next event. */
+  push(event: SessionEvent): void {
+    if (this.violation !== undefined) return
+    const { at, surface } = this
     let request: ReplayedRequest | undefined
     try {
-      request = replay.push(event)
+      request = this.replay.push(event)
     } catch (error: unknown) {
       if (!(error instanceof ReplayError)) throw error
       const position = error.request ?? { turn: at.turn, step: at.step, revision: at.projection?.data.revision }
-      return { requests, violation: violation(error.code, error.seq, position, position.revision, error.message) }
+      this.violation = violation(error.code, error.seq, position, position.revision, error.message)
+      return
     }
     if (request !== undefined) {
       surface.sync()
       const summary = summarize(request, surface, at)
-      if ('code' in summary) return { requests, violation: summary }
-      requests.push(summary)
+      if ('code' in summary) {
+        this.violation = summary
+        return
+      }
+      this.requests.push(summary)
       at.projection = undefined
     }
     try {
       surface.admit(event)
     } catch (error: unknown) {
-      const message = `session log event at seq ${seq} (${JSON.stringify(event.type)}) is refused by DSH's surface fold: ${error instanceof Error ? error.message : String(error)}`
-      return { requests, violation: violation('invalid-surface', seq, at, at.projection?.data.revision, message) }
+      const message = `session log event at seq ${event.seq} (${JSON.stringify(event.type)}) is refused by DSH's surface fold: ${error instanceof Error ? error.message : String(error)}`
+      this.violation = violation('invalid-surface', event.seq, at, at.projection?.data.revision, message)
+      return
     }
     if (event.type === 'turn/start') Object.assign(at, { turn: event.data.turn, step: 0, projection: undefined })
     if (event.type === 'step/start') Object.assign(at, { turn: event.data.turn, step: event.data.step, projection: undefined })
     if (event.type === 'request/projection') at.projection = event
-    if ((seq + 1) % 4096 === 0) onProgress?.(seq + 1, events.length)
   }
-  onProgress?.(events.length, events.length)
-  return { requests }
+
+  /** @returns the requests before the first violation, and that violation. */
+  get analysis(): LogAnalysis {
+    return { requests: this.requests, ...this.violation === undefined ? {} : { violation: this.violation } }
+  }
+}
+
+/**
+ * Rebuild and check every request of a log in memory ({@link LogAnalyzer}).
+ * @param events - the log's events in seq order.
+ * @param pricer - token estimates.
+ * @returns the request summaries before the first violation, and that violation.
+ */
+export function analyzeLog(events: Iterable<SessionEvent>, pricer: TokenPricer): LogAnalysis {
+  const analyzer = new LogAnalyzer(pricer)
+  for (const event of events) analyzer.push(event)
+  return analyzer.analysis
 }

@@ -4,12 +4,11 @@
  * @module @dsh-context/dsh-context-cli/cli
  */
 
-import { stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import type { SessionLog } from '@dsh-context/agent-context'
 import { describeValue, readSessionLog, SessionLogError } from '@dsh-context/agent-context'
 import type { LogAnalysis } from './analyze.ts'
-import { analyzeLog } from './analyze.ts'
+import { LogAnalyzer } from './analyze.ts'
+import type { ReadLog } from './format.ts'
 import { inspectJson, inspectTable, printable, safeJson, verifyJson, violationLine } from './format.ts'
 import { meterPricer } from './pricer.ts'
 
@@ -31,11 +30,8 @@ export const EXIT = {
   internal: 70,
 } as const
 
-/** Logs with at least this many events report folding progress on stderr, in tenths. */
-export const PROGRESS_MIN_EVENTS = 20_000
-
-/** Files of at least this many bytes announce their read on stderr. */
-const ANNOUNCE_READ_BYTES = 4 << 20
+/** Logs of at least this many bytes report reading progress on stderr, in tenths of the file. */
+export const PROGRESS_MIN_BYTES = 4 << 20
 
 const USAGE = `usage: dsh-context inspect <session.jsonl> [--json] [--quiet]
        dsh-context verify <session.jsonl> [--json] [--quiet]
@@ -46,7 +42,7 @@ verify   rebuild every request from the log and check each request/projection ag
          invariants (turn/step, surface generation, counts, include ⊆ surface, run order, required
          seqs, whole tool-call units, opening); exit 0 only when all hold
 --json   one JSON document on stdout (verify: the verdict and the first violation)
---quiet  no progress output on stderr
+--quiet  no progress output on stderr (given for logs of 4 MiB or more)
 exit codes: 0 ok, 1 a host invariant is broken (the first bad event is named by file line, seq,
 turn, step and revision), 2 bad arguments or not a readable session log, 70 an internal error
 `
@@ -84,43 +80,40 @@ function parse(argv: readonly string[]): Invocation | 'help' | { readonly proble
   return { command, path, json: values.json === true, quiet: values.quiet === true }
 }
 
-async function load(path: string, io: CliIo, quiet: boolean): Promise<SessionLog> {
-  if (!quiet) {
-    const size = await stat(path).then(info => info.isFile() ? info.size : 0, () => 0)
-    if (size >= ANNOUNCE_READ_BYTES) io.stderr.write(`dsh-context: reading ${printable(path)} (${(size / (1 << 20)).toFixed(1)} MiB)\n`)
-  }
-  return readSessionLog(path)
-}
-
-async function analyze(log: SessionLog, io: CliIo, quiet: boolean): Promise<LogAnalysis> {
+/** Read and analyze the log in one pass, keeping only the surface and the request summaries. */
+async function analyze(path: string, io: CliIo, quiet: boolean): Promise<{ log: ReadLog; analysis: LogAnalysis }> {
   const { pricer, dispose } = await meterPricer()
+  const analyzer = new LogAnalyzer(pricer)
+  const lines: number[] = []
   let reported = 0
-  const progress = quiet || log.events.length < PROGRESS_MIN_EVENTS
-    ? undefined
-    : (done: number, total: number): void => {
-        const tenth = Math.floor(done * 10 / total)
-        if (tenth <= reported) return
-        reported = tenth
-        io.stderr.write(`dsh-context: ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')} events (${tenth * 10}%)\n`)
-      }
+  const progress = (bytes: number, size: number): void => {
+    const tenth = Math.floor(bytes * 10 / size)
+    if (quiet || size < PROGRESS_MIN_BYTES || tenth <= reported) return
+    reported = tenth
+    io.stderr.write(`dsh-context: ${(bytes / (1 << 20)).toFixed(1)}/${(size / (1 << 20)).toFixed(1)} MiB read, ${lines.length.toLocaleString('en-US')} events (${tenth * 10}%)\n`)
+  }
   try {
-    return analyzeLog(log.events, pricer, progress)
+    const { header, events } = await readSessionLog(path, (event, line) => {
+      lines.push(line)
+      analyzer.push(event)
+    }, progress)
+    return { log: { header, events, lineOf: seq => lines[seq] ?? 0 }, analysis: analyzer.analysis }
   } finally {
     await dispose()
   }
 }
 
 async function run({ command, path, json, quiet }: Invocation, io: CliIo): Promise<number> {
-  let log: SessionLog
+  let read
   try {
-    log = await load(path, io, quiet)
+    read = await analyze(path, io, quiet)
   } catch (error: unknown) {
     if (!(error instanceof SessionLogError)) throw error
     if (json) io.stdout.write(safeJson({ file: path, ok: false, error: { code: error.code, line: error.line ?? null, message: error.message } }))
     io.stderr.write(`dsh-context ${command}: ${printable(error.message)} [${error.code}]\n`)
     return EXIT.unreadable
   }
-  const analysis = await analyze(log, io, quiet)
+  const { log, analysis } = read
   if (command === 'inspect') io.stdout.write(json ? inspectJson(log, analysis) : inspectTable(log, analysis))
   if (command === 'verify' && json) io.stdout.write(verifyJson(path, log, analysis))
   if (analysis.violation !== undefined) {
@@ -129,7 +122,7 @@ async function run({ command, path, json, quiet }: Invocation, io: CliIo): Promi
   }
   if (command === 'verify' && !json) {
     const projected = analysis.requests.filter(request => request.projectionSeq !== undefined).length
-    io.stdout.write(`verified ${printable(path)}: ${analysis.requests.length} requests rebuilt from ${log.events.length} events; ${projected} request/projection events hold the host invariants\n`)
+    io.stdout.write(`verified ${printable(path)}: ${analysis.requests.length} requests rebuilt from ${log.events} events; ${projected} request/projection events hold the host invariants\n`)
   }
   return EXIT.ok
 }

@@ -4,7 +4,7 @@
  * @module @dsh-context/dsh-context-cli/format
  */
 
-import type { SessionLog } from '@dsh-context/agent-context'
+import type { SessionHeader } from '@deepseek-ai/dsh-session'
 import type { LogAnalysis, LogViolation, RequestSummary } from './analyze.ts'
 
 /**
@@ -39,6 +39,13 @@ export function safeJson(value: unknown): string {
   return `${JSON.stringify(value, null, 2).replace(UNSAFE_IN_JSON, escapeChar)}\n`
 }
 
+/** What the command keeps of a log it read: its header, how many events, and which line holds each. */
+export interface ReadLog {
+  readonly header: SessionHeader
+  readonly events: number
+  lineOf(seq: number): number
+}
+
 /** Excluded runs shown per row of the table; `--json` lists them all. */
 const SHOWN_RUNS = 4
 
@@ -65,7 +72,7 @@ const COLUMNS: readonly [title: string, cell: (request: RequestSummary) => strin
  * @param analysis - its requests.
  * @returns a summary line and one aligned row per request.
  */
-export function inspectTable(log: SessionLog, analysis: LogAnalysis): string {
+export function inspectTable(log: ReadLog, analysis: LogAnalysis): string {
   const projected = analysis.requests.filter(request => request.projectionSeq !== undefined).length
   const rows = [COLUMNS.map(([title]) => title), ...analysis.requests.map(request => COLUMNS.map(([, cell]) => cell(request)))]
   const widths = COLUMNS.map((_, c) => rows.reduce((width, row) => Math.max(width, (row[c] as string).length), 0))
@@ -73,7 +80,7 @@ export function inspectTable(log: SessionLog, analysis: LogAnalysis): string {
     const width = widths[c] as number
     return (COLUMNS[c] as (typeof COLUMNS)[number])[2] === 'right' ? text.padStart(width) : text.padEnd(width)
   }).join('  ').trimEnd())
-  const head = `session ${printable(String(log.header.id))} (format v${log.header.version}): ${log.events.length} events, ${analysis.requests.length} requests, ${projected} projected`
+  const head = `session ${printable(String(log.header.id))} (format v${log.header.version}): ${log.events} events, ${analysis.requests.length} requests, ${projected} projected`
   return `${head}\n${lines.join('\n')}\n`
 }
 
@@ -85,11 +92,11 @@ export type LocatedViolation = LogViolation & { readonly line: number }
  * @param analysis - its requests and first violation.
  * @returns `{ session, formatVersion, events, requests, violation? }` as one JSON document.
  */
-export function inspectJson(log: SessionLog, analysis: LogAnalysis): string {
+export function inspectJson(log: ReadLog, analysis: LogAnalysis): string {
   return safeJson({
     session: log.header.id,
     formatVersion: log.header.version,
-    events: log.events.length,
+    events: log.events,
     requests: analysis.requests,
     ...analysis.violation === undefined ? {} : { violation: located(log, analysis.violation) },
   })
@@ -101,11 +108,11 @@ export function inspectJson(log: SessionLog, analysis: LogAnalysis): string {
  * @param analysis - its requests and first violation.
  * @returns `{ file, session, events, requests, projected, ok, violation? }` as one JSON document.
  */
-export function verifyJson(path: string, log: SessionLog, analysis: LogAnalysis): string {
+export function verifyJson(path: string, log: ReadLog, analysis: LogAnalysis): string {
   return safeJson({
     file: path,
     session: log.header.id,
-    events: log.events.length,
+    events: log.events,
     requests: analysis.requests.length,
     projected: analysis.requests.filter(request => request.projectionSeq !== undefined).length,
     ok: analysis.violation === undefined,
@@ -113,7 +120,7 @@ export function verifyJson(path: string, log: SessionLog, analysis: LogAnalysis)
   })
 }
 
-function located(log: SessionLog, violation: LogViolation): LocatedViolation {
+function located(log: ReadLog, violation: LogViolation): LocatedViolation {
   return { ...violation, line: log.lineOf(violation.seq) }
 }
 
@@ -124,7 +131,7 @@ function located(log: SessionLog, violation: LogViolation): LocatedViolation {
  * @param violation - its first violation.
  * @returns one line: file, line, seq, turn, step, revision, code and what is wrong, escaped.
  */
-export function violationLine(command: string, path: string, log: SessionLog, violation: LogViolation): string {
+export function violationLine(command: string, path: string, log: ReadLog, violation: LogViolation): string {
   const { code, seq, turn, step, revision, message } = violation
   const where = `seq ${seq}, turn ${turn} step ${step}, ${revision === undefined ? 'no revision' : `revision "${revision}"`}`
   return `dsh-context ${command}: ${printable(`${path} line ${log.lineOf(seq)} (${where}): [${code}] ${message}`)}\n`

@@ -5,8 +5,8 @@
  */
 
 export { CLI_BIN } from './bin.ts'
-export { analyzeLog } from './analyze.ts'
+export { analyzeLog, LogAnalyzer } from './analyze.ts'
 export type { LogAnalysis, LogViolation, LogViolationCode, RequestSummary, TokenPricer } from './analyze.ts'
-export { EXIT, main, PROGRESS_MIN_EVENTS } from './cli.ts'
+export { EXIT, main, PROGRESS_MIN_BYTES } from './cli.ts'
 export type { CliIo } from './cli.ts'
 export { meterPricer } from './pricer.ts'
