@@ -27,7 +27,7 @@ describe('Chinese retrieval on the managed loop', () => {
     await loop.say(agent, '米拉，你还记得我塞进你手心的那把黄铜钥匙吗？上面刻着什么数字？')
     expect(loop.errors).toEqual([])
     const [asking] = loopRequests(loop).slice(before)
-    expect(JSON.stringify(asking!.messages)).not.toContain('417')
+    expect(asking!.messages.map(message => contentText(message.content)).join('\n')).not.toContain('417')
     const calls = agent.session.events.filter(event => event.type === 'tool/call')
     expect(calls.at(-1)!.data.name).toBe('tavern_history_search')
     const result = contentText(agent.session.events.findLast(event => event.type === 'tool/result')!.data.message.content)
@@ -115,6 +115,25 @@ describe('reminders', () => {
     expect(sentReminders).toEqual(['agent-tavern-opening-1', 'agent-tavern-anchor-20'])
     expect(last.messages.length).toBeLessThan(agent.session.deriveMessages().length - 1)
     expect(loop.errors).toEqual([])
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+})
+
+describe('imported history', () => {
+  it('is forgotten a message at a time: the boundary may sit on plugin-sourced user messages before the first turn', async () => {
+    const loop = await tavernLoop()
+    const agent = await tavernAgent(loop, 'imported', 'agent-managed')
+    for (let i = 0; i < 8; i++) {
+      const message = { id: `imported-${i}`, role: 'user', content: [{ type: 'text', text: `Imported line ${i}: ${'the old story of the estuary and its ferry. '.repeat(12)}` }], source: { kind: 'plugin', plugin: 'tavern-import', form: 'recall' } }
+      agent.session.append('user/message', message as never, { surfaceOp: 'append' })
+    }
+    await loop.say(agent, 'hello')
+    expect(loop.errors).toEqual([])
+    const imported = loopRequests(loop)[0]!.messages.map(message => message.id).filter(id => id.startsWith('imported-'))
+    expect(imported[0]).toBe('imported-0')
+    expect(imported.length).toBeGreaterThan(1)
+    expect(imported.length).toBeLessThan(8)
+    expect(imported.slice(1)).toEqual(Array.from({ length: imported.length - 1 }, (_, i) => `imported-${8 - imported.length + 1 + i}`))
     expectRebuiltFromLog(loopRequests(loop), agent)
   })
 })

@@ -7,8 +7,8 @@
  */
 
 import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
-import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
-import { toolUnits } from '@dsh-context/agent-context'
+import type { ToolSchema } from '@deepseek-ai/dsh-llm'
+import { isUserInput, snapshotSource, toolUnits } from '@dsh-context/agent-context'
 import type { RequestPricer } from '@dsh-context/compaction-effective-projection'
 import { calibrationFactor, requestEnvelope, UsageCalibration } from '@dsh-context/compaction-effective-projection'
 import { reminderOf, REMINDER_SOURCES } from './anchor.ts'
@@ -18,9 +18,6 @@ import { messageText } from './log.ts'
 import { declaredImportance } from './memory.ts'
 import type { PolicyConfig, PolicyNode, PolicySelection, PolicyState } from './policy.ts'
 import { policyRevision, selectContext } from './policy.ts'
-
-/** Source plugin of DSH's runtime-context snapshots (`RuntimeContextProjection` in dsh-agent-loop). */
-export const RUNTIME_CONTEXT_SOURCE = '@deepseek-ai/dsh-system-prompt'
 
 /** The `agent/context` payload fields the listener reads. */
 export interface ContextPayload {
@@ -40,18 +37,10 @@ export interface ListenerServices {
 }
 
 /**
- * The context source a message is a snapshot of: DSH's runtime context, or any plugin context declaring the
- * `snapshot` form (a later one from the same plugin supersedes it).
- * @param message - a surface message.
- * @returns the source plugin, or undefined for other messages.
+ * The policy view of a node; pure in the message, so cached by seq. A turn start is any user input that is not standing
+ * context: the user's messages, and plugin-sourced ones such as imported chat history, so the boundary can also
+ * forget imported history a message at a time.
  */
-export function snapshotSource(message: Message): string | undefined {
-  const { source } = message
-  if (source.kind !== 'plugin') return undefined
-  return source.plugin === RUNTIME_CONTEXT_SOURCE || source.form === 'snapshot' ? source.plugin : undefined
-}
-
-/** The policy view of a node; pure in the message, so cached by seq. */
 function describe(meter: RequestPricer, node: ContextNode): PolicyNode {
   const { seq, message } = node
   const reminder = reminderOf(message)
@@ -59,7 +48,7 @@ function describe(meter: RequestPricer, node: ContextNode): PolicyNode {
   return {
     seq,
     tokens: meter.estimateMessage(message),
-    turnStart: message.role === 'user' && message.source.kind === 'user',
+    turnStart: standing === undefined && isUserInput(message) && (message.source.kind === 'user' || message.source.kind === 'plugin'),
     ...standing === undefined ? {} : { standing },
     terms: terms(messageText(message)),
     importance: declaredImportance(message),
@@ -100,7 +89,8 @@ export function managedProjector(agent: Agent, policy: PolicyConfig, services: L
     }
     calibration.follow(agent.session.events)
     const nodes = payload.nodes.map(node => described.get(node.seq) ?? cache(node))
-    const query = nodes.findLast(node => node.turnStart)?.terms ?? []
+    const asked = payload.nodes.findLast(node => node.message.source.kind === 'user')
+    const query = asked === undefined ? [] : (described.get(asked.seq) as PolicyNode).terms
     last = selectContext({
       nodes,
       requiredSeqs: payload.requiredSeqs,

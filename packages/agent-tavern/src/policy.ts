@@ -50,7 +50,7 @@ export interface PolicyNode {
   readonly seq: number
   /** Its message's token estimate. */
   readonly tokens: number
-  /** Whether a turn starts here (a user-sourced message): the only places the boundary may sit. */
+  /** Whether the boundary may sit here: user input that is not standing context (the user's, or imported history). */
   readonly turnStart: boolean
   /**
    * The standing source this node belongs to, when it is one: a context source's snapshot or a reminder kind. The
