@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Upstream checks; they need ../shared (the DSH rc.8 source snapshot and its test tool), which a user's clone lacks.
-#  (a) the source series (packages/agent-loop-patch/source) applies cleanly to ../shared/dsh-src/0.1.0-rc.8; its
-#      changed-line count per file; its generated session event list is what DSH's own generator renders and lists
-#      every declared event; it adds no type error to agent, session and agent-loop (tsc 6, src and tests)
-#  (b) DSH's own suites pass on the source series (739 upstream tests plus the series' specs)
+#  (a) each stack step of the source series (packages/agent-loop-patch/source/<n>-*/) applies, after the steps before
+#      it, cleanly to ../shared/dsh-src/0.1.0-rc.8; its changed-line count per file; the full series' generated
+#      session event list is what DSH's own generator renders and lists every declared event; the series adds no
+#      type error to agent, session and agent-loop (tsc 6, src and tests)
+#  (b) DSH's own suites (agent-loop, session, compaction-basic, scope, agent) pass after each step, every package the
+#      steps change loaded from source; the count per step is printed
 #  (c) DSH's own suites pass on the compiled npm packages patched with patches/
-#  (d) drift: the series' agent/context specs also pass on the compiled npm packages patched with patches/, and the
-#      session event list of the source series equals the compiled one
+#  (d) drift: the series' generated seam modules and Agent Notes equal what the workspace modules and rfcs/ generate
+#      (series.sh check); the compiled session event list equals the series' list
 #  (e) log-format compatibility: stock rc.8 on a log with request/projection events, before and after marking them
 #      ignorable
 # Usage: scripts/upstream-checks.sh      Env: SHARED (default ../shared), UPSTREAM_WORK (default $TMPDIR/dsh-context-upstream)
@@ -21,17 +23,11 @@ TOOL=$SHARED/tools/dsh-own-tests.sh
 WORK=${UPSTREAM_WORK:-${TMPDIR:-/tmp}/dsh-context-upstream}
 SERIES=$root/packages/agent-loop-patch/source
 [ -f "$SRC/package.json" ] && [ -f "$TOOL" ] || { echo "upstream-checks: $SHARED has no dsh-src/0.1.0-rc.8 or tools/dsh-own-tests.sh" >&2; exit 2; }
-# The folders dsh-own-tests.sh extracts from the snapshot; the series' other files (agent types, docs) stay out.
-TOOL_PATHS=(packages/core/agent-loop packages/core/session packages/compaction/compaction-basic packages/test-support/agent-loop-testkit)
+STEPS=("$SERIES"/[0-9]-*/)
 rm -rf "$WORK"
 mkdir -p "$WORK"
 T0=$(date +%s)
 step() { printf '\n== %s\n' "$*"; }
-
-step '(a) the source series applies to the rc.8 snapshot'
-DSH_SRC=$SRC bash "$SERIES/series.sh" apply "$WORK/dsh" "${TOOL_PATHS[@]}" > "$WORK/series-tool.patch"
-echo "applied: $(ls "$SERIES"/[0-9]*.patch | wc -l) patches; changed lines per upstream file (git apply --numstat: added, deleted):"
-git apply --numstat "$WORK/dsh.series.patch" | awk '{ printf "  %5s %5s  %s\n", $1, $2, $3 }'
 
 own_tests() { # label, note, then env assignments for dsh-own-tests.sh; the tool's exit status
   local label=$1 note=$2
@@ -40,18 +36,55 @@ own_tests() { # label, note, then env assignments for dsh-own-tests.sh; the tool
   env W="$WORK/own-$label" "$@" bash "$TOOL"
 }
 
-rows_pass() { # label, rows: each row of that run passed every test of every file
-  node - "$WORK/own-$1" "${@:2}" <<'JS'
-const [dir, ...rows] = process.argv.slice(2)
-let total = 0
-for (const row of rows) {
-  const r = require(`${dir}/result-${row}.json`)
-  const bad = r.testResults.filter(f => f.status !== 'passed').map(f => f.name.replace(/.*packages\//, ''))
-  if (r.numFailedTests > 0 || bad.length > 0 || r.numPassedTests === 0) { console.error(`${row}: failed ${bad.join(', ')}`); process.exit(1) }
-  total += r.numPassedTests
+# step_suites TREE NODE_MODULES LABEL OUT: DSH's suites on a series tree, every package the tree changes from source
+step_suites() {
+  local tree=$1 nm=$2 label=$3 out=$4 pkgs
+  ln -sfn "$nm" "$tree/node_modules"
+  # The packages under test, the source-only testkit and every package the applied steps change run from source;
+  # the other @deepseek-ai packages come from npm.
+  pkgs=$( (git -C "$tree" diff --name-only rc.8 HEAD; printf 'packages/%s/x\n' core/agent-loop core/session \
+      compaction/compaction-basic core/scope core/agent test-support/agent-loop-testkit) \
+    | awk -F/ '$1 == "packages" && NF > 3 { print $2 "/" $3 }' | sort -u | tr '\n' ' ')
+  # vite:oxc follows each package tsconfig's references (vendor/, siblings) that the snapshot lacks: base options only.
+  for f in "$tree"/packages/*/*/tsconfig.json; do echo '{ "extends": "../../../tsconfig.base.json" }' > "$f"; done
+  mkdir -p "$tree/shims"
+  printf "export * from '%s/@deepseek-ai/cordis/lib/index.js'\nexport enum FiberState { PENDING, LOADING, ACTIVE, FAILED, DISPOSED, UNLOADING }\nexport enum LoggerLevel { ERROR = 0, INFO = 1, WARN = 2, DEBUG = 3 }\n" "$nm" > "$tree/shims/cordis.ts"
+  cat > "$tree/vitest.steps.config.ts" <<EOF
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { defineConfig } from 'vitest/config'
+const here = fileURLToPath(new URL('.', import.meta.url))
+const alias = [{ find: /^@deepseek-ai\/cordis\$/, replacement: \`\${here}shims/cordis.ts\` }]
+for (const dir of '$pkgs'.split(' ').filter(Boolean)) {
+  const name = JSON.parse(readFileSync(\`\${here}packages/\${dir}/package.json\`, 'utf8')).name.replace(/[/]/g, '\\\\/')
+  const src = \`\${here}packages/\${dir}/src\`
+  alias.push(
+    { find: new RegExp(\`^\${name}\$\`), replacement: \`\${src}/index.ts\` },
+    { find: new RegExp(\`^\${name}/src/(.*)\$\`), replacement: \`\${src}/\$1\` },
+    { find: new RegExp(\`^\${name}/([\\\\w-]+)\$\`), replacement: \`\${src}/\$1.ts\` })
 }
-console.log(`${rows.join(', ')}: ${total} tests pass`)
-JS
+export default defineConfig({
+  resolve: { alias },
+  test: {
+    pool: 'forks',
+    setupFiles: ['./scripts/test-invariants.ts'],
+    include: ['packages/*/*/tests/**/*.spec.ts'],
+    server: { deps: { inline: [/@deepseek-ai\\//] } },
+  },
+})
+EOF
+  (cd "$tree" && node "$nm/vitest/vitest.mjs" run --config vitest.steps.config.ts \
+      packages/core/agent-loop/tests packages/core/session/tests packages/compaction/compaction-basic/tests \
+      packages/core/scope/tests packages/core/agent/tests --exclude '**/verify-export-jsdoc.spec.ts' \
+      --reporter=dot --reporter=json --outputFile.json="$out" > "$out.log" 2>&1) || true
+  node -e '
+    const [file, label] = process.argv.slice(1)
+    let r
+    try { r = require(file) } catch { console.error(`${label}: vitest wrote no result`); process.exit(1) }
+    const bad = r.testResults.filter(f => f.status !== "passed")
+    console.log(`${label}: ${r.numPassedTests} tests pass, ${r.numFailedTests} fail in ${r.testResults.length} files (agent-loop, session, compaction-basic, scope, agent)`)
+    for (const f of bad) console.log(`   FAIL ${f.name.replace(/.*packages\//, "")}: ${(f.message || f.assertionResults.filter(a => a.status === "failed").map(a => a.fullName + ": " + (a.failureMessages[0] || "").split("\n")[0]).slice(0, 4).join(" | ")).slice(0, 600)}`)
+    process.exit(bad.length > 0 || r.numFailedTests > 0 || r.numPassedTests === 0 ? 1 : 0)' "$out" "$label"
 }
 
 pack_libs() { # every @dsh-context package the compiled patches import, with its workspace dependencies, as tarballs
@@ -86,37 +119,33 @@ for name in sorted(seen):
 PY
 }
 
+# The stock run installs DSH's npm packages (the node_modules each step's run and tsc use) and counts DSH's suites
+# on the unpatched packages.
+own_tests stock 'DSH suites on the unpatched rc.8 packages (and the install the steps use)'
+n=0
+for dir in "${STEPS[@]}"; do
+  n=$((n + 1))
+  name=$(basename "$dir")
+  step "(a) stack steps 1-$n applied to the rc.8 snapshot; step $name changes (git apply --numstat: added, deleted):"
+  DSH_SRC=$SRC bash "$SERIES/series.sh" apply "$WORK/step-$n" --steps $n > /dev/null
+  cat "$dir"/[0-9]*.patch > "$WORK/step-$n.only.patch"
+  git apply --numstat "$WORK/step-$n.only.patch" | awk '{ printf "  %5s %5s  %s\n", $1, $2, $3 }'
+  step "(b) DSH's suites after step $name"
+  step_suites "$WORK/step-$n" "$WORK/own-stock/node_modules" "after step $n ($name)" "$WORK/result-step-$n.json"
+done
+ln -sfn "$WORK/step-$n" "$WORK/dsh"
+
+step '(d) drift: the seam modules and Agent Notes are what the workspace generates'
+DSH_SRC=$SRC bash "$SERIES/series.sh" check
+
 step 'pack the @dsh-context packages the compiled patches import (LIBS)'
 LIBS=$(pack_libs | tr '\n' ' ')
 echo "$LIBS"
-mkdir -p "$WORK/session-only"
-cp "$root/patches/@deepseek-ai__dsh-session@0.1.0-rc.8.patch" "$WORK/session-only/"
-
-# (b) src-* rows: agent-loop, session and compaction-basic from the series; the other @deepseek-ai packages come from
-# npm, with dsh-session carrying its compiled request/projection entry (whose equality with the series is checked in
-# (d)) so the series' resume spec can load a projected log.
-# Its npm-* rows also run the series' specs, on npm packages without the seam, and fail; (d) runs those rows.
-own_tests src '(b) the source series; only the src-* rows count' PATCH="$WORK/series-tool.patch" LIB_PATCHES="$WORK/session-only" || true
-step '(b) DSH suites on the source series'
-rows_pass src src-agent-loop src-session src-compaction-basic
 own_tests lib '(c) the compiled packages with patches/' LIB_PATCHES="$root/patches" LIBS="$LIBS"
-# (d) with PATCH and LIB_PATCHES both set, the npm-* rows copy the series' tests: its agent/context specs run against
-# the compiled packages and patches/.
-own_tests drift '(d) the series specs on the compiled packages with patches/' PATCH="$WORK/series-tool.patch" LIB_PATCHES="$root/patches" LIBS="$LIBS"
-node - "$WORK/own-drift/result-npm-agent-loop.json" <<'JS'
-const results = require(process.argv[2]).testResults
-for (const spec of ['context-seam.spec.ts', 'request-projection-invariant.spec.ts']) {
-  const file = results.find(r => r.name.endsWith(`/${spec}`))
-  const passed = file?.assertionResults.filter(a => a.status === 'passed').length ?? 0
-  if (file?.status !== 'passed' || passed === 0) { console.error(`drift: ${spec} did not pass on the compiled packages`); process.exit(1) }
-  console.log(`drift: ${spec} passes on the compiled packages + patches/ (${passed} tests)`)
-}
-JS
 
 step '(a) generated session event list, as scripts/gen-persistence-catalog.ts renders it; (d) equal to the compiled list'
-# The generator and tsc run on the drift run's node_modules (typescript 6, DSH's npm packages with patches/).
-ln -s "$WORK/own-drift/node_modules" "$WORK/dsh/node_modules"
-node --input-type=module - "$WORK/dsh" "$WORK/own-drift/node_modules/@deepseek-ai/dsh-session/lib/index.js" <<'JS'
+# The generator runs on the last step's tree (its node_modules: the stock install, typescript 6).
+node --input-type=module - "$WORK/dsh" "$WORK/own-lib/node_modules/@deepseek-ai/dsh-session/lib/index.js" <<'JS'
 import { readFileSync } from 'node:fs'
 const [tree, compiled] = process.argv.slice(2)
 const gen = await import(`${tree}/scripts/gen-persistence-catalog.ts`)
@@ -134,13 +163,13 @@ if (JSON.stringify(compiledNames) !== JSON.stringify(listed)) fail('the compiled
 console.log(`known-event-types: ${declared.length} declared events in the snapshot are listed; the file is generator output; ${listed.length} names equal the compiled list`)
 JS
 
-step '(a) type errors the series adds (tsc over agent, session and agent-loop src and tests, snapshot vs series)'
+step '(a) type errors the series adds (tsc over agent, session, agent-loop, compaction-basic, token-meter src and tests, snapshot vs series)'
 git -C "$WORK/dsh" worktree add -q "$WORK/base" rc.8
 mkdir -p "$WORK/tc/node_modules/@types"
-for entry in "$WORK/own-drift/node_modules"/* "$WORK/own-drift/node_modules"/.bin; do
+for entry in "$WORK/own-stock/node_modules"/* "$WORK/own-stock/node_modules"/.bin; do
   [ "$(basename "$entry")" = @types ] || ln -s "$entry" "$WORK/tc/node_modules/"
 done
-for entry in "$WORK/own-drift/node_modules/@types"/*; do ln -s "$entry" "$WORK/tc/node_modules/@types/"; done
+for entry in "$WORK/own-stock/node_modules/@types"/*; do ln -s "$entry" "$WORK/tc/node_modules/@types/"; done
 ln -s "$(cd "$root/node_modules/@types/node" && pwd -P)" "$WORK/tc/node_modules/@types/node"
 cat > "$WORK/tc/tsconfig.json" <<'JSON'
 {
@@ -157,15 +186,22 @@ cat > "$WORK/tc/tsconfig.json" <<'JSON'
       "@deepseek-ai/dsh-session/types": ["./tree/packages/core/session/src/types.ts"],
       "@deepseek-ai/dsh-session/surface": ["./tree/packages/core/session/src/surface.ts"],
       "@deepseek-ai/dsh-session/invariant": ["./tree/packages/core/session/src/invariant.ts"],
+      "@deepseek-ai/dsh-compaction-basic": ["./tree/packages/compaction/compaction-basic/src/index.ts"],
+      "@deepseek-ai/dsh-compaction-basic/invariant": ["./tree/packages/compaction/compaction-basic/src/invariant.ts"],
+      "@deepseek-ai/dsh-compaction-basic/projection": ["./tree/packages/compaction/compaction-basic/src/projection.ts"],
+      "@deepseek-ai/dsh-token-meter": ["./tree/packages/llm/token-meter/src/index.ts"],
+      "@deepseek-ai/dsh-agent-loop-testkit": ["./tree/packages/test-support/agent-loop-testkit/src/index.ts"],
       "*": ["./node_modules/*"]
     }
   },
-  "include": ["tree/packages/core/agent/src", "tree/packages/core/session/src", "tree/packages/core/agent-loop/src", "tree/packages/core/agent-loop/tests"]
+  "include": ["tree/packages/core/agent/src", "tree/packages/core/session/src", "tree/packages/core/session/tests",
+    "tree/packages/core/agent-loop/src", "tree/packages/core/agent-loop/tests", "tree/packages/compaction/compaction-basic/src",
+    "tree/packages/compaction/compaction-basic/tests", "tree/packages/llm/token-meter/src", "tree/packages/llm/token-meter/tests"]
 }
 JSON
 # Outside DSH's workspace two error kinds come from the environment, in the snapshot too: vitest's `expect(...).not`
 # under the npm chai types, and the e2e spec's provider package, which is not installed.
-ENV_ERRORS="Property 'not' does not exist on type 'Assertion<|Cannot find module '@deepseek-ai/dsh-llm-deepseek'"
+ENV_ERRORS="Property 'not' does not exist on type '(Promisify<)?Assertion<|Cannot find module '@deepseek-ai/dsh-llm-deepseek'"
 type_errors() { # tree: tsc errors without positions, environment errors left out
   ln -sfn "$1" "$WORK/tc/tree"
   (cd "$WORK/tc" && node node_modules/typescript/bin/tsc -p tsconfig.json || true) \

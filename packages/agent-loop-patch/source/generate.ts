@@ -20,18 +20,23 @@ import ts from 'typescript'
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..')
 const CORE = 'packages/dsh-agent-context/src'
 const HOST = 'packages/agent-loop-patch/src'
+const COMPACTION = 'packages/compaction-effective-projection'
 const SESSION = 'packages/core/session/src'
 const LOOP = 'packages/core/agent-loop/src'
+const BASIC = 'packages/compaction/compaction-basic'
 
-/** The DSH package of each source folder a generated file lands in. */
-const PACKAGES: Record<string, string> = {
-  [SESSION]: '@deepseek-ai/dsh-session',
-  [LOOP]: '@deepseek-ai/dsh-agent-loop',
+/** The DSH package (name and folder) of each folder a generated file lands in. */
+const PACKAGES: Record<string, { readonly name: string; readonly root: string }> = {
+  [SESSION]: { name: '@deepseek-ai/dsh-session', root: 'packages/core/session' },
+  [LOOP]: { name: '@deepseek-ai/dsh-agent-loop', root: 'packages/core/agent-loop' },
+  [`${BASIC}/src`]: { name: '@deepseek-ai/dsh-compaction-basic', root: BASIC },
+  [`${BASIC}/tests`]: { name: '@deepseek-ai/dsh-compaction-basic', root: BASIC },
 }
-/** Packages a package may not import (its dependants); a name that would need one fails the run. */
+/** Packages a package may not import (its dependants, or packages it does not depend on); a name that would need one fails the run. */
 const DEPENDANTS: Record<string, readonly string[]> = {
-  '@deepseek-ai/dsh-session': ['@deepseek-ai/dsh-agent', '@deepseek-ai/dsh-agent-loop'],
-  '@deepseek-ai/dsh-agent-loop': [],
+  '@deepseek-ai/dsh-session': ['@deepseek-ai/dsh-agent', '@deepseek-ai/dsh-agent-loop', '@deepseek-ai/dsh-compaction-basic'],
+  '@deepseek-ai/dsh-agent-loop': ['@deepseek-ai/dsh-compaction-basic'],
+  '@deepseek-ai/dsh-compaction-basic': ['@deepseek-ai/dsh-agent-loop'],
 }
 
 /** One generated file: workspace statements, by module and (optionally) by declared name. */
@@ -50,21 +55,35 @@ interface Target {
 const TARGETS: readonly Target[] = [
   { file: `${SESSION}/request-projection.ts`, from: [[`${CORE}/projection.ts`, '*'], [`${CORE}/check.ts`, '*']] },
   { file: `${SESSION}/context-nodes.ts`, from: [[`${CORE}/nodes.ts`, '*']] },
+  { file: `${SESSION}/context-normalize.ts`, from: [[`${CORE}/normalize.ts`, '*']] },
   { file: `${SESSION}/context-surface.ts`, from: [[`${CORE}/surface.ts`, '*']] },
   { file: `${SESSION}/projection-errors.ts`, from: [[`${CORE}/errors.ts`, '*']] },
-  { file: `${LOOP}/context-errors.ts`, from: [[`${CORE}/errors.ts`, ['AgentContextErrorCode', 'MAX_REVISION_LENGTH', 'AgentContextError']]] },
-  { file: `${LOOP}/context-normalize.ts`, from: [[`${CORE}/normalize.ts`, '*']] },
+  { file: `${SESSION}/request-replay.ts`, from: [[`${CORE}/replay.ts`, '*']] },
   { file: `${LOOP}/context-host.ts`, from: [[`${HOST}/host.ts`, '*']] },
+  { file: `${BASIC}/src/projection-calibration.ts`, from: [[`${COMPACTION}/src/calibration.ts`, '*']] },
+  { file: `${BASIC}/src/projection-capability.ts`, from: [[`${COMPACTION}/src/capability.ts`, '*']] },
+  { file: `${BASIC}/src/projection-config.ts`, from: [[`${COMPACTION}/src/config.ts`, '*']] },
+  { file: `${BASIC}/src/projection-engine.ts`, from: [[`${COMPACTION}/src/engine.ts`, '*']] },
+  { file: `${BASIC}/src/projection-listeners.ts`, from: [[`${COMPACTION}/src/listeners.ts`, '*']] },
+  { file: `${BASIC}/src/projection-region.ts`, from: [[`${COMPACTION}/src/region.ts`, '*']] },
+  { file: `${BASIC}/tests/projection-calibration.spec.ts`, from: [[`${COMPACTION}/tests/calibration.test.ts`, '*']] },
+  { file: `${BASIC}/tests/projection-config.spec.ts`, from: [[`${COMPACTION}/tests/config.test.ts`, '*']] },
+  { file: `${BASIC}/tests/projection-region.spec.ts`, from: [[`${COMPACTION}/tests/region.test.ts`, '*']] },
 ]
 
-/** Workspace modules the series replaces with a hand-written module of the same exports. */
-const BOUND: Record<string, string> = {
-  [`${HOST}/listeners.ts`]: `${LOOP}/context-listeners.ts`,
+/** Workspace modules the series replaces with a hand-written module of the same exports, per importing DSH package. */
+const BOUND: Record<string, Record<string, string>> = {
+  [`${HOST}/listeners.ts`]: {
+    '@deepseek-ai/dsh-agent-loop': `${LOOP}/context-listeners.ts`,
+    '@deepseek-ai/dsh-compaction-basic': `${BASIC}/src/projection-seam.ts`,
+  },
+  [`${HOST}/capability.ts`]: { '@deepseek-ai/dsh-compaction-basic': `${BASIC}/src/projection-seam.ts` },
 }
 
 /** The workspace packages whose index re-exports the modules above. */
 const WORKSPACE_PACKAGES: Record<string, string> = {
   '@dsh-context/agent-context': `${CORE}/index.ts`,
+  '@dsh-context/agent-loop-patch': `${HOST}/index.ts`,
 }
 
 class GenerateError extends Error {
@@ -82,6 +101,8 @@ interface Imported {
   readonly specifier: string
   readonly name: string
   readonly typeOnly: boolean
+  /** A default import: `import name from 'specifier'`. */
+  readonly isDefault: boolean
 }
 
 interface Module {
@@ -89,6 +110,8 @@ interface Module {
   readonly source: ts.SourceFile
   readonly declarations: Map<string, Declared>
   readonly imports: Map<string, Imported>
+  /** Imports binding no name (`import type {} from 'x'` for declaration merging), kept verbatim. */
+  readonly bare: readonly string[]
   readonly body: readonly ts.Statement[]
   readonly doc: string | undefined
 }
@@ -103,18 +126,25 @@ function load(path: string): Module | undefined {
   const source = ts.createSourceFile(path, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true)
   const declarations = new Map<string, Declared>()
   const imports = new Map<string, Imported>()
+  const bare: string[] = []
   const body: ts.Statement[] = []
   for (const statement of source.statements) {
     if (ts.isImportDeclaration(statement)) {
       const specifier = (statement.moduleSpecifier as ts.StringLiteral).text
       const clause = statement.importClause
       const bindings = clause?.namedBindings
-      if (clause === undefined || clause.name !== undefined || bindings === undefined || !ts.isNamedImports(bindings)) {
-        throw new GenerateError(`${path}: only named imports are generatable: ${statement.getText()}`)
+      if (clause === undefined || (clause.name === undefined && bindings !== undefined && ts.isNamedImports(bindings) && bindings.elements.length === 0)) {
+        if (specifier.startsWith('.')) throw new GenerateError(`${path}: a bare relative import is not generatable: ${statement.getText()}`)
+        bare.push(statement.getText())
+        continue
       }
-      for (const element of bindings.elements) {
+      if (bindings !== undefined && !ts.isNamedImports(bindings)) throw new GenerateError(`${path}: namespace imports are not generatable: ${statement.getText()}`)
+      if (clause.name !== undefined) {
+        imports.set(clause.name.text, { specifier, name: clause.name.text, typeOnly: clause.isTypeOnly, isDefault: true })
+      }
+      for (const element of bindings?.elements ?? []) {
         if (element.propertyName !== undefined) throw new GenerateError(`${path}: renamed import ${element.getText()}`)
-        imports.set(element.name.text, { specifier, name: element.name.text, typeOnly: clause.isTypeOnly || element.isTypeOnly })
+        imports.set(element.name.text, { specifier, name: element.name.text, typeOnly: clause.isTypeOnly || element.isTypeOnly, isDefault: false })
       }
       continue
     }
@@ -130,7 +160,7 @@ function load(path: string): Module | undefined {
     : ts.getLeadingCommentRanges(source.text, first.getFullStart())
       ?.map(range => source.text.slice(range.pos, range.end))
       .find(comment => comment.startsWith('/**') && comment.includes('@module'))
-  const module: Module = { path, source, declarations, imports, body, doc }
+  const module: Module = { path, source, declarations, imports, bare, body, doc }
   modules.set(path, module)
   return module
 }
@@ -182,11 +212,14 @@ function workspaceModule(from: string, specifier: string, name: string): string 
   throw new GenerateError(`${from}: ${specifier} does not export ${name}`)
 }
 
-/** The file of `folder` (in the DSH tree) that exports `name`, for imports of the target's own package. */
+/**
+ * The file of `folder` (in the DSH tree) that declares and exports `name`, for imports of the target's own package;
+ * `index.ts` only when no other file does.
+ */
 function ownFile(tree: string, folder: string, name: string): string | undefined {
   const pattern = new RegExp(`^export (?:declare )?(?:abstract )?(?:async )?(?:function\\*?|class|const|let|interface|type|enum) ${name}\\b`, 'm')
-  for (const file of readdirSync(join(tree, folder)).sort()) {
-    if (!file.endsWith('.ts') || file === 'index.ts') continue
+  const files = readdirSync(join(tree, folder)).filter(file => file.endsWith('.ts')).sort()
+  for (const file of [...files.filter(file => file !== 'index.ts'), ...files.filter(file => file === 'index.ts')]) {
     if (pattern.test(readFileSync(join(tree, folder, file), 'utf8'))) return `${folder}/${file}`
   }
   return undefined
@@ -232,24 +265,27 @@ function plan(): { plans: Plan[]; home: Map<ts.Statement, Target> } {
   return { plans, home }
 }
 
-function packageOf(file: string): { folder: string; name: string } {
+function packageOf(file: string): { folder: string; name: string; root: string } {
   const folder = dirname(file)
-  const name = PACKAGES[folder]
-  if (name === undefined) throw new GenerateError(`${file}: not in a known DSH package folder`)
-  return { folder, name }
+  const known = PACKAGES[folder]
+  if (known === undefined) throw new GenerateError(`${file}: not in a known DSH package folder`)
+  return { folder, ...known }
 }
 
 function specifierFor(target: string, file: string): string {
   const mine = packageOf(target)
-  if (dirname(file) === mine.folder) return `./${file.slice(mine.folder.length + 1)}`
-  const theirs = PACKAGES[dirname(file)]
-  if (theirs === undefined) throw new GenerateError(`${target}: cannot import ${file}`)
-  return theirs
+  const theirs = packageOf(file)
+  if (theirs.root !== mine.root) return theirs.name
+  const path = relative(mine.folder, file)
+  return path.startsWith('.') ? path : `./${path}`
 }
 
 function render(tree: string, { target, statements }: Plan, home: Map<ts.Statement, Target>): string {
-  const { folder, name: pkg } = packageOf(target.file)
+  const { folder: targetFolder, name: pkg, root } = packageOf(target.file)
+  // Names of the target's own package resolve in its src/ (a test folder imports them from there).
+  const folder = `${root}/src`
   const imports = new Map<string, Map<string, boolean>>()
+  const defaults = new Map<string, string>()
   const need = (specifier: string, name: string, typeOnly: boolean): void => {
     if (DEPENDANTS[pkg]?.includes(specifier)) throw new GenerateError(`${target.file} would import ${name} from ${specifier}, a dependant of ${pkg}`)
     const names = imports.get(specifier) ?? new Map<string, boolean>()
@@ -270,9 +306,15 @@ function render(tree: string, { target, statements }: Plan, home: Map<ts.Stateme
       }
       const imported = module.imports.get(name)
       if (imported === undefined) continue
+      if (imported.isDefault) {
+        if (imported.specifier.startsWith('.') || imported.specifier.startsWith('@dsh-context/')) throw new GenerateError(`${module.path}: default import ${name} from the workspace is not generatable`)
+        defaults.set(imported.specifier, name)
+        continue
+      }
       const path = workspaceModule(module.path, imported.specifier, name)
       if (path !== undefined) {
-        const bound = BOUND[path]
+        const bound = BOUND[path]?.[pkg]
+        if (BOUND[path] !== undefined && bound === undefined) throw new GenerateError(`${target.file}: ${path} has no hand-written stand-in for ${pkg}`)
         if (bound !== undefined) {
           need(specifierFor(target.file, bound), name, imported.typeOnly)
           continue
@@ -294,17 +336,22 @@ function render(tree: string, { target, statements }: Plan, home: Map<ts.Stateme
   }
   const sources = [...new Set(statements.map(({ module }) => module.path))]
   const primary = sources[0] === undefined ? undefined : modules.get(sources[0])
-  if (primary?.doc === undefined) throw new GenerateError(`${target.file}: its first source has no @module JSDoc`)
-  const moduleName = `${pkg}/${target.file.slice(folder.length + 1, -3)}`
-  const doc = primary.doc.replace(/@module \S+/, `@module ${moduleName}`)
+  const moduleName = `${pkg}/${target.file.slice(targetFolder.length + 1).replace(/\.(spec\.)?ts$/, '')}`
+  // Test files carry no module JSDoc; source modules must.
+  if (primary?.doc === undefined && !target.file.endsWith('.spec.ts')) throw new GenerateError(`${target.file}: its first source has no @module JSDoc`)
+  const doc = primary?.doc?.replace(/@module \S+/, `@module ${moduleName}`)
   const external = (s: string): boolean => !s.startsWith('.')
+  const bare = [...new Set(statements.flatMap(({ module }) => module.bare))]
+  for (const specifier of defaults.keys()) if (!imports.has(specifier)) imports.set(specifier, new Map())
   const lines = [...imports]
     .sort(([a], [b]) => Number(external(b)) - Number(external(a)) || a.localeCompare(b))
     .flatMap(([specifier, names]) => {
       const all = [...names].sort(([a], [b]) => a.localeCompare(b))
       const types = all.filter(([, typeOnly]) => typeOnly).map(([n]) => n)
       const values = all.filter(([, typeOnly]) => !typeOnly).map(([n]) => n)
+      const fallback = defaults.get(specifier)
       return [
+        ...fallback === undefined ? [] : [`import ${fallback} from '${specifier}'`],
         ...types.length === 0 ? [] : [`import type { ${types.join(', ')} } from '${specifier}'`],
         ...values.length === 0 ? [] : [`import { ${values.join(', ')} } from '${specifier}'`],
       ]
@@ -312,9 +359,10 @@ function render(tree: string, { target, statements }: Plan, home: Map<ts.Stateme
   const body = statements.map(({ statement }) => statement.getFullText().replace(/^\s*\n/, '').replace(/\s+$/, ''))
   return [
     `// Generated from the dsh-context workspace (${sources.join(', ')}) by packages/agent-loop-patch/source/generate.ts; edit those.`,
-    doc,
+    ...doc === undefined ? [] : [doc],
     '',
     ...lines,
+    ...bare,
     '',
     body.join('\n\n'),
     '',

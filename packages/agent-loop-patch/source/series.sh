@@ -3,6 +3,7 @@
 # repository at 0.1.0-rc.8, one folder per stack step (one upstream PR each), applied in folder order:
 #   1-agent-context/            agent/context + request/projection + the log-rebuilt invariant, fold in dsh-session
 #   2-log-intent/               LogIntent: ignorable appends for plugin events of unknown types
+#   3-projection-compaction/    projection-aware compaction inside dsh-compaction-basic (its /projection entry)
 # A step ends with the docs commit that adds its Agent Note (STEPS below). The seam's modules in DSH are generated
 # from the workspace modules by generate.ts (the workspace is their one source); `sync` regenerates them.
 #
@@ -25,9 +26,8 @@ NOTES=.agents/notes/proposed/architecture
 STEPS=(
   "1-agent-context|rfcs/0001-agent-context-seam.md|$NOTES/2026-11-29-agent-context-seam.md"
   "2-log-intent|rfcs/0002-log-intent.md|$NOTES/2026-11-29-log-intent.md"
+  "3-projection-compaction|rfcs/0003-projection-aware-compaction.md|$NOTES/2026-11-29-projection-aware-compaction.md"
 )
-# Step 3 (projection-aware compaction inside dsh-compaction-basic, rfcs/0003-projection-aware-compaction.md) is not in
-# the series yet.
 export GIT_AUTHOR_NAME='dsh-context maintainers' GIT_AUTHOR_EMAIL='maintainers@dsh-context.invalid'
 export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 # Fixed base date: the exported files do not change when nothing but the clock moved.
