@@ -323,6 +323,9 @@ const DATA_SHAPES: Readonly<Record<string, Shape>> = {
     : 'header is not a request header object'),
 }
 
+/** Known types whose data DSH declares empty (`SessionEventMap['session/end-seed']` is `Record<string, never>`). */
+const EMPTY_DATA_TYPES: ReadonlySet<string> = new Set(['session/end-seed'])
+
 function checkEvent(event: SessionEvent, expectedSeq: number, lineNo: number, path: string): void {
   const raw = event as unknown as Record<string, unknown> | null
   if (!isObject(raw) || typeof raw['type'] !== 'string' || raw['data'] === undefined
@@ -339,7 +342,7 @@ function checkEvent(event: SessionEvent, expectedSeq: number, lineNo: number, pa
   const { data } = raw
   const named = `holds a ${event.type} event (seq ${event.seq})`
   if (!isObject(data)) throw new SessionLogError('invalid-event', path, lineNo, `${named} whose data is ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}, not an object`)
-  if (Object.keys(data).length === 0) throw new SessionLogError('invalid-event', path, lineNo, `${named} whose data is empty ({})`)
+  if (Object.keys(data).length === 0 && !EMPTY_DATA_TYPES.has(event.type)) throw new SessionLogError('invalid-event', path, lineNo, `${named} whose data is empty ({})`)
   const problem = DATA_SHAPES[event.type]?.(data)
   if (problem !== undefined) throw new SessionLogError('invalid-event', path, lineNo, `${named} whose data is not what its type declares: ${problem}`)
 }
