@@ -8,7 +8,7 @@
 
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import type { UserMessage } from '@deepseek-ai/dsh-llm'
+import type { Message, UserMessage } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 
 /** Source plugins of the two reminders. */
@@ -54,7 +54,7 @@ export function reminderDue(position: { readonly turn: number; readonly step: nu
  * @param message - a message.
  * @returns the reminder it is, if it is one.
  */
-export function reminderOf(message: UserMessage | { readonly source: UserMessage['source'] }): ReminderKind | undefined {
+export function reminderOf(message: Pick<Message, 'source'>): ReminderKind | undefined {
   const { source } = message
   if (source.kind !== 'plugin') return undefined
   return source.plugin === REMINDER_SOURCES.opening ? 'opening' : source.plugin === REMINDER_SOURCES.anchor ? 'anchor' : undefined

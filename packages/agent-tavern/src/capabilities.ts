@@ -42,7 +42,7 @@ export interface TavernCapabilities {
 }
 
 /** The preset id AgentTavern reports. */
-export const PRESET_ID = 'agent-tavern'
+const PRESET_ID = 'agent-tavern'
 
 const NATIVE: readonly TavernCapability[] = ['preset', 'scoped-prompt', 'tools', 'durable-events']
 const MANAGED: readonly TavernCapability[] = [...NATIVE, 'agent/context', 'projection-aware-compaction']

@@ -32,7 +32,7 @@ export interface ContextPayload {
 export interface ListenerServices {
   /** `ctx.tokenMeter`. */
   readonly meter: RequestPricer
-  /** Resolves the agent route's context window (`ctx.llm.resolveModelInfo`). */
+  /** The agent route's context window (`ctx.llm.resolveModelInfo`, resolved at mount). */
   readonly contextWindow: (signal: AbortSignal) => Promise<number | undefined>
 }
 

@@ -24,7 +24,7 @@ export interface LoreEntry {
  * @param textTerms - terms of the text ({@link terms}).
  * @returns true when a keyword matches.
  */
-export function triggers(entry: LoreEntry, textTerms: ReadonlySet<string>): boolean {
+function triggers(entry: LoreEntry, textTerms: ReadonlySet<string>): boolean {
   return entry.keywords.some(keyword => relevance(terms(keyword), textTerms) === 1)
 }
 

@@ -24,7 +24,7 @@ export const MEMORY_SCOPES = ['turn', 'chat', 'character', 'agent', 'global'] as
 export type MemoryScope = typeof MEMORY_SCOPES[number]
 
 /** Defaults of a record written without the field. */
-export const MEMORY_DEFAULTS = { importance: 0.5, confidence: 1, scope: 'chat' } as const
+const MEMORY_DEFAULTS = { importance: 0.5, confidence: 1, scope: 'chat' } as const
 
 /** One memory. */
 export interface MemoryRecord {

@@ -142,9 +142,8 @@ export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
   const agent = ctx.agent
   if (agent === undefined) throw new AgentTavernError('no-agent', undefined, 'mount the plugin on an agent\'s context (agent.ctx) or in an agent preset')
   const route = agent.options
-  const lookup = (signal: AbortSignal): Promise<number | undefined> =>
-    ctx.llm.resolveModelInfo(route.provider ?? '', route.model ?? '', signal).then(info => info.context?.contextWindow)
-  const mounted = await lookup(new AbortController().signal)
+  const info = await ctx.llm.resolveModelInfo(route.provider ?? '', route.model ?? '', new AbortController().signal)
+  const mounted = info.context?.contextWindow
   assertFitsWindow(agent, config, mounted)
 
   const { session } = agent
@@ -175,14 +174,7 @@ export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
   for (const tool of tavernTools(session, config.tools, config.lore.entries)) ctx.tools.register(tool)
   registerReminders(ctx, agent, config.anchorEvery)
 
-  let window: Promise<number | undefined> | undefined = Promise.resolve(mounted)
-  const projector = managedProjector(agent, config.policy, {
-    meter: ctx.tokenMeter,
-    contextWindow: signal => window ??= lookup(signal).catch((error: unknown) => {
-      window = undefined
-      throw error
-    }),
-  })
+  const projector = managedProjector(agent, config.policy, { meter: ctx.tokenMeter, contextWindow: () => Promise.resolve(mounted) })
   const controller = new ModeController(ctx, agent, projector)
   controller.start(config.contextMode)
   ctx.effect(() => {

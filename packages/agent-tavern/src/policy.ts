@@ -16,7 +16,7 @@ import { AgentTavernError } from './errors.ts'
 import { relevance } from './lexical.ts'
 
 /** Version of the selection rules; part of every `revision`. */
-export const POLICY_VERSION = 2
+const POLICY_VERSION = 2
 
 /** Shares of the route's context window. */
 export interface PolicyShares {
