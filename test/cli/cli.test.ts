@@ -132,9 +132,11 @@ describe('dsh-context inspect', () => {
     expect(table.status).toBe(EXIT.ok)
     const rows = table.stdout.trimEnd().split('\n')
     expect(rows).toHaveLength(2 + sentBy(projected.agent).length)
+    // oxlint-disable-next-line no-control-regex -- the test looks for the control characters a terminal acts on
     expect(table.stdout).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)
     expect(rows.find(row => row.includes('forged'))).toMatch(/ x\\n  99 .* forged\\u001B\[2J\\u001B\]0;title\\u0007\\u009B31m\\u202Eevil$/)
     const json = runCli('inspect', path, '--json')
+    // oxlint-disable-next-line no-control-regex -- the test looks for the control characters a terminal acts on
     expect(json.stdout).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)
     const report = JSON.parse(json.stdout) as { requests: RequestSummary[] }
     expect(report.requests.filter(request => request.revision === forged)).toHaveLength(1)

@@ -12,7 +12,7 @@ import { zstdCompressSync } from 'node:zlib'
 import { EXIT, main } from '@dsh-context/dsh-context-cli'
 import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { rewriteEvent, runCli } from './support.ts'
+import { runCli } from './support.ts'
 
 const root = mkdtempSync(join(tmpdir(), 'dsh-context-malformed-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))

@@ -126,6 +126,7 @@ function looksTorn(bytes: Buffer): boolean {
     // Invalid UTF-8 before the cut: not a line a writer was in the middle of.
     return false
   }
+  // oxlint-disable-next-line no-control-regex -- a torn JSON line holds no raw control character
   return !/[\u0000-\u001F]/.test(text)
 }
 

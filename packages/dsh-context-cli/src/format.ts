@@ -12,6 +12,7 @@ import type { LogAnalysis, LogViolation, RequestSummary } from './analyze.ts'
  * sequences), DEL, line and paragraph separators, bidirectional overrides that reorder what is shown; and the
  * backslash, so that an escape in the output always stands for one character of the input.
  */
+// oxlint-disable-next-line no-control-regex -- these are the characters escaped
 const UNSAFE = /[\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\uFEFF\\]/g
 /** What `JSON.stringify` leaves raw of {@link UNSAFE}: it escapes C0 controls, quotes and backslashes itself. */
 const UNSAFE_IN_JSON = /[\u007F-\u009F\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\uFEFF]/g
@@ -85,7 +86,7 @@ export function inspectTable(log: ReadLog, analysis: LogAnalysis): string {
 }
 
 /** A violation with the line of the file that holds its event. */
-export type LocatedViolation = LogViolation & { readonly line: number }
+type LocatedViolation = LogViolation & { readonly line: number }
 
 /**
  * @param log - the log read.

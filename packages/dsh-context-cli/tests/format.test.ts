@@ -9,6 +9,7 @@ import type { LogAnalysis, RequestSummary } from '../src/analyze.ts'
 import type { ReadLog } from '../src/format.ts'
 import { inspectTable, printable, safeJson, verifyJson, violationLine } from '../src/format.ts'
 
+// oxlint-disable-next-line no-control-regex -- the test looks for the control characters a terminal acts on
 const TERMINAL_ACTS_ON = /[\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\uFEFF]/
 
 /** Undo {@link printable}: its escapes are JSON string escapes. */
@@ -45,6 +46,7 @@ describe('safeJson', () => {
     fc.assert(fc.property(fc.jsonValue(), fc.string({ unit: 'binary' }), (value, text) => {
       const document = { value, text }
       const json = safeJson(document)
+      // oxlint-disable-next-line no-control-regex -- the test looks for the control characters a terminal acts on
       expect(json).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]/)
       expect(json).toBe(`${JSON.stringify(JSON.parse(json), null, 2).replace(/[\u007F-\u009F\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\uFEFF]/g, c => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`)}\n`)
       expect(JSON.parse(json)).toEqual(JSON.parse(JSON.stringify(document)))
@@ -58,6 +60,7 @@ describe('inspectTable', () => {
       const analysis: LogAnalysis = { requests: revisions.map((revision, i) => request(revision, 10 + i)) }
       const lines = inspectTable(log, analysis).split('\n')
       expect(lines).toHaveLength(revisions.length + 3)
+      // oxlint-disable-next-line no-control-regex -- the test looks for the control characters a terminal acts on
       expect(lines.join('\n')).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/)
       lines.slice(2, -1).forEach((line, i) => expect(line).toMatch(new RegExp(`^ *1 +1 +${10 + i} `)))
     }))
