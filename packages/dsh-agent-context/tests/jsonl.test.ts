@@ -6,8 +6,8 @@ import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import type { BootedLoop } from '@dsh-context/loop-testkit'
 import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { SessionLogErrorCode } from '../src/index.ts'
-import { readSessionLog, SessionLogError } from '../src/index.ts'
+import type { SessionLogErrorCode } from '../src/jsonl.ts'
+import { readSessionLog, SessionLogError } from '../src/jsonl.ts'
 import { expectFaithfulReplay, keepLast } from './oracle.ts'
 
 /** A text reply streamed as several deltas, which the JSONL backend packs into one `text-chunks` row. */
