@@ -4,7 +4,7 @@
  */
 
 /** One line of a panel. */
-export interface Series {
+interface Series {
   readonly name: string
   readonly color: string
   readonly points: readonly (readonly [x: number, y: number])[]

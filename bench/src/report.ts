@@ -6,7 +6,7 @@
 import { arch, cpus, platform, release, totalmem } from 'node:os'
 
 /** One table of results. */
-export interface Table {
+interface Table {
   readonly columns: readonly string[]
   readonly rows: readonly (readonly string[])[]
 }
@@ -30,7 +30,7 @@ export interface Section {
  * @param table - columns and rows.
  * @returns a Markdown table.
  */
-export function markdownTable(table: Table): string {
+function markdownTable(table: Table): string {
   const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`
   return [line(table.columns), line(table.columns.map(() => '---')), ...table.rows.map(line)].join('\n')
 }
@@ -53,7 +53,7 @@ export function renderSection(section: Section): string {
 }
 
 /** The machine a run measured. */
-export function machine(): string {
+function machine(): string {
   const cores = cpus()
   return `${cores[0]?.model.trim() ?? 'unknown CPU'} × ${cores.length}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()} ${arch()}`
 }

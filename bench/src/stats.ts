@@ -51,7 +51,7 @@ export function timePerCall(call: () => unknown, { batchMs = 100, batches = 7 } 
  * @param run - the work.
  * @returns elapsed milliseconds.
  */
-export async function timeOnce(run: () => Promise<unknown> | unknown): Promise<number> {
+export async function timeOnce(run: () => unknown): Promise<number> {
   collectGarbage()
   const start = performance.now()
   await run()

@@ -3,7 +3,6 @@
  * patched loop, as the AgentTavern capability check reads it; misconfiguration fails plugin load.
  */
 
-import type { Context } from '@deepseek-ai/cordis'
 import { hasProjectionAwareCompaction, ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
 import { inspectCapabilities } from '@dsh-context/agent-tavern'
 import type { DshModules } from '@dsh-context/loop-testkit'
@@ -15,7 +14,7 @@ const [patched, stock] = [await patchedDsh(), await stockDsh()]
 async function capabilities(dsh: DshModules, plugin?: [unknown, unknown?]) {
   const loop = await bootLoop(dsh, plugin === undefined ? {} : { plugins: [plugin] })
   const agent = loop.create('capability')
-  const ctx = agent.ctx as Context
+  const ctx = agent.ctx
   return {
     flag: hasProjectionAwareCompaction(ctx),
     tavernMissing: inspectCapabilities(ctx).managed.missing.includes('projection-aware-compaction'),

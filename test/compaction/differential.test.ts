@@ -6,11 +6,11 @@
  */
 
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
-import { patchedDsh, stockDsh } from '@dsh-context/loop-testkit'
+import { canonicalJson, patchedDsh, stockDsh } from '@dsh-context/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import type { LastTurnsOptions, LastTurnsRun } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { runLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
-import { canonicalJson, compactionsOf, expectEveryRequestReplayed, loopRequests } from './support.ts'
+import { compactionsOf, expectEveryRequestReplayed, loopRequests } from './support.ts'
 
 const [patched, stock] = [await patchedDsh(), await stockDsh()]
 

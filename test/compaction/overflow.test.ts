@@ -6,11 +6,11 @@
 
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { checkProjection, contextNodes, NodeIndex, replayRequests } from '@dsh-context/agent-context'
-import { patchedDsh } from '@dsh-context/loop-testkit'
+import { canonicalJson, patchedDsh } from '@dsh-context/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import type { EngineChoice } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { runLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
-import { canonicalJson, compactionsOf, expectEveryRequestReplayed, loopRequests, seqOf } from './support.ts'
+import { compactionsOf, expectEveryRequestReplayed, loopRequests, seqOf } from './support.ts'
 
 const dsh = await patchedDsh()
 const BIG_TURNS = { userChars: 120, replyChars: (turn: number) => (turn === 8 || turn === 9 ? 3000 : 400) }
@@ -49,7 +49,7 @@ describe('provider context overflow', () => {
     expect([failed.generation, retry.generation]).toEqual([0, 1])
     expect(retry.projection?.generation).toBe(1)
     expect(retry.messages.length).toBeLessThan(failed.messages.length)
-    expect(events.some(e => e.type === 'assistant/message' && (e as SessionEvent<'assistant/message'>).data.turn === 10)).toBe(true)
+    expect(events.some(e => e.type === 'assistant/message' && (e).data.turn === 10)).toBe(true)
     expect(expectEveryRequestReplayed(events, loopRequests(loop, agent))).toBe(12)
   })
 
@@ -58,7 +58,7 @@ describe('provider context overflow', () => {
     const aware = await drive({ kind: 'projection-aware' })
     const basic = await drive({ kind: 'basic' })
     expect(aware.loop.errors).toEqual([])
-    expect(aware.agent.session.events.filter(e => e.type === 'request/projection' && (e as SessionEvent<'request/projection'>).data.turn === 3)).toEqual([])
+    expect(aware.agent.session.events.filter(e => e.type === 'request/projection' && (e).data.turn === 3)).toEqual([])
     expect(compactionsOf(aware.agent.session.events).map(c => c.turn)).toContain(3)
     expect(canonicalJson(aware.agent.session.events)).toBe(canonicalJson(basic.agent.session.events))
     expectEveryRequestReplayed(aware.agent.session.events, loopRequests(aware.loop, aware.agent))

@@ -7,10 +7,10 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { patchedDsh } from '@dsh-context/loop-testkit'
+import { canonicalJson, patchedDsh } from '@dsh-context/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { bootScenario, keepLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
-import { canonicalJson, compactionsOf, expectEveryRequestReplayed, loopRequests } from './support.ts'
+import { compactionsOf, expectEveryRequestReplayed, loopRequests } from './support.ts'
 
 const dsh = await patchedDsh()
 const roots: string[] = []

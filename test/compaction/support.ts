@@ -40,7 +40,7 @@ export function compactionsOf(events: readonly SessionEvent[]): LoggedCompaction
   for (const event of events) {
     if (event.type !== 'compaction/summary') continue
     const start = events.findLast(e => e.seq < event.seq && e.type === 'compaction/start') as SessionEvent<'compaction/start'>
-    const { shadowedSeqs } = (event as SessionEvent<'compaction/summary'>).data
+    const { shadowedSeqs } = (event).data
     compactions.push({ turn: start.data.turn, startSeq: start.seq, shadowedSeqs, replacementSeq: event.seq + 1 })
   }
   return compactions
@@ -53,16 +53,3 @@ export function seqOf(events: readonly SessionEvent[], type: SessionEvent['type'
   return found.seq
 }
 
-/** JSON with wall-clock times dropped and UUIDs replaced by their order of first appearance. */
-export function canonicalJson(value: unknown): string {
-  const ids = new Map<string, string>()
-  return JSON.stringify(value, (key, v: unknown) => {
-    if (key === 'time' && typeof v === 'number') return undefined
-    if (key === 'signal') return undefined
-    if (typeof v === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(v)) {
-      if (!ids.has(v)) ids.set(v, `uuid-${ids.size}`)
-      return ids.get(v)
-    }
-    return v
-  })
-}

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { DshModules } from '@dsh-context/loop-testkit'
-import { bootLoop, failureReply, patchedDsh, stockDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
+import { bootLoop, canonicalJson, failureReply, patchedDsh, stockDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
-import { canonicalJson, expectRequestsRebuiltFromLog, requestsOf } from './support.ts'
+import { expectRequestsRebuiltFromLog, requestsOf } from './support.ts'
 
 const roots: string[] = []
 afterAll(() => { for (const root of roots) rmSync(root, { recursive: true, force: true }) })

@@ -150,7 +150,7 @@ describe('the request/projection record (invariant 4)', () => {
     agent.ctx.on('agent/context', async ({ nodes }, next) => {
       const all = await next()
       if (mode === 'next') return all
-      if (mode === 'all-explicit') return { include: [...nodes.map(n => n.seq)].reverse(), revision: 'everything' }
+      if (mode === 'all-explicit') return { include: nodes.map(n => n.seq).reverse(), revision: 'everything' }
       return { include: all.include.slice(-1), revision: 'last-1' }
     })
     await loop.say(agent, 'one')

@@ -6,7 +6,7 @@
 import { AgentContextError, projectionEvents } from '@dsh-context/agent-context'
 import { bootLoop, patchedDsh, textReply } from '@dsh-context/loop-testkit'
 import { describe, expect, it } from 'vitest'
-import { expectRequestsRebuiltFromLog, requestsOf } from './support.ts'
+import { aborted, expectRequestsRebuiltFromLog, listenerLatch, requestsOf } from './support.ts'
 
 const dsh = await patchedDsh()
 
@@ -64,16 +64,13 @@ describe('hostile agent/context listeners', () => {
   it('a listener that honours the abort signal ends the step as aborted; nothing is sent or logged', async () => {
     const loop = await bootLoop(dsh, { fallback: textReply('ok') })
     const agent = loop.create('honours-abort')
-    let entered!: () => void
-    const inside = new Promise<void>(resolve => { entered = resolve })
-    agent.ctx.on('agent/context', ({ signal }) => {
-      entered()
-      return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }))
+    const latch = listenerLatch()
+    agent.ctx.on('agent/context', async ({ signal }) => {
+      latch.enter()
+      await aborted(signal)
+      throw signal.reason as Error
     })
-    agent.followup(loop.user('hang'))
-    await inside
-    agent.cancel({ kind: 'user' })
-    await agent.whenIdle()
+    await latch.cancelInside(loop, agent, 'hang')
     expect(requestsOf(loop, agent)).toEqual([])
     expect(projectionEvents(agent.session.events)).toEqual([])
     const end = agent.session.events.findLast(e => e.type === 'turn/end')!

@@ -9,9 +9,9 @@ import { join } from 'node:path'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import { projectionEvents } from '@dsh-context/agent-context'
 import type { BootedLoop, DshModules } from '@dsh-context/loop-testkit'
-import { bootLoop, patchedDsh, rebuildRequestsByPrefix, stockDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
+import { bootLoop, canonicalJson, patchedDsh, rebuildRequestsByPrefix, stockDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
-import { canonicalJson, requestsOf, textOf } from './support.ts'
+import { requestsOf, textOf } from './support.ts'
 
 declare module '@deepseek-ai/dsh-session' {
   interface SessionEventMap {

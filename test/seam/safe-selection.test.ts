@@ -4,6 +4,7 @@
  * every listener form works, a pinned seq a compaction replaced never bricks the agent, and an aborted step is a fence.
  */
 
+import { setTimeout } from 'node:timers/promises'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
 import { projectionEvents } from '@dsh-context/agent-context'
@@ -12,9 +13,16 @@ import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDs
 import { describe, expect, it } from 'vitest'
 import { isSummarization } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { expectEveryRequestReplayed, loopRequests } from '../compaction/support.ts'
-import { expectRequestsRebuiltFromLog, requestsOf, textOf } from './support.ts'
+import { aborted, expectRequestsRebuiltFromLog, listenerLatch, requestsOf, textOf } from './support.ts'
 
 const dsh = await patchedDsh()
+
+declare module '@deepseek-ai/dsh-session' {
+  interface SessionEventMap {
+    /** A listener's own log-only record, written after its turn was aborted. */
+    'plugin/late': { note: string }
+  }
+}
 
 /** Every property of an answerable request, checked on what the adapter received. */
 function expectAnswerable(request: GenerateOptions, turnInput: string): void {
@@ -174,20 +182,16 @@ describe('abort is a fence (invariant 7)', () => {
   it('a listener resolving after the abort: its result is discarded, nothing is logged, the next turn is unaffected', async () => {
     const loop = await bootLoop(dsh, { fallback: textReply('ok') })
     const agent = loop.create('late-resolving')
-    let entered!: () => void
-    const inside = new Promise<void>(resolve => { entered = resolve })
+    const latch = listenerLatch()
     let late = true
     agent.ctx.on('agent/context', async ({ signal, nodes }, next) => {
       if (!late) return next()
-      entered()
-      await new Promise<void>(resolve => signal.addEventListener('abort', () => resolve(), { once: true }))
-      await new Promise(resolve => setTimeout(resolve, 20))
+      latch.enter()
+      await aborted(signal)
+      await setTimeout(20)
       return { include: nodes.slice(-1).map(node => node.seq), revision: 'late' }
     })
-    agent.followup(loop.user('hang'))
-    await inside
-    agent.cancel({ kind: 'user' })
-    await agent.whenIdle()
+    await latch.cancelInside(loop, agent, 'hang')
     expect(requestsOf(loop, agent)).toEqual([])
     expect(projectionEvents(agent.session.events)).toEqual([])
     expect(agent.session.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: { kind: 'aborted' } } })
@@ -201,24 +205,20 @@ describe('abort is a fence (invariant 7)', () => {
   it('a listener appending after the abort: its event lands inside the aborted turn, before turn/end', async () => {
     const loop = await bootLoop(dsh, { fallback: textReply('ok') })
     const agent = loop.create('late-appending')
-    let entered!: () => void
-    const inside = new Promise<void>(resolve => { entered = resolve })
+    const latch = listenerLatch()
     agent.ctx.on('agent/context', async ({ signal }, next) => {
       if (agent.session.events.some(e => e.type === 'plugin/late')) return next()
-      entered()
-      await new Promise<void>(resolve => signal.addEventListener('abort', () => resolve(), { once: true }))
-      await new Promise(resolve => setTimeout(resolve, 20))
-      agent.session.append('plugin/late' as never, { note: 'written after the abort' } as never, { ignorable: true } as never)
+      latch.enter()
+      await aborted(signal)
+      await setTimeout(20)
+      agent.session.append('plugin/late', { note: 'written after the abort' }, { ignorable: true })
       return next()
     })
-    agent.followup(loop.user('hang'))
-    await inside
-    agent.cancel({ kind: 'user' })
-    await agent.whenIdle()
+    await latch.cancelInside(loop, agent, 'hang')
     const types = agent.session.events.map(e => e.type as string)
     expect(types.slice(-3)).toEqual(['plugin/late', 'step/end', 'turn/end'])
     const logLength = types.length
-    await new Promise(resolve => setTimeout(resolve, 50))
+    await setTimeout(50)
     expect(agent.session.events).toHaveLength(logLength)
     await loop.say(agent, 'after')
     expect(loop.errors).toEqual([])

@@ -25,20 +25,31 @@ export function expectRequestsRebuiltFromLog(loop: BootedLoop, agent: Agent, eve
 }
 
 
-/** JSON with wall-clock times dropped and generated ids replaced by their order of first appearance. */
-export function canonicalJson(value: unknown): string {
-  const ids = new Map<string, string>()
-  return JSON.stringify(value, (key, v: unknown) => {
-    if (key === 'time' && typeof v === 'number') return undefined
-    if (key === 'id' && typeof v === 'string' && /^[0-9a-f-]{36}$/.test(v)) {
-      if (!ids.has(v)) ids.set(v, `id-${ids.size}`)
-      return ids.get(v)
-    }
-    return v
-  })
-}
 
 /** Text of a request message, for readable assertions. */
 export function textOf(message: GenerateOptions['messages'][number]): string {
   return message.content.map(block => block.type === 'text' ? block.text : block.type).join('|')
+}
+
+/**
+ * Cancel a turn while an `agent/context` listener is running: `enter()` is what the listener calls once inside;
+ * `cancelInside` sends `text`, waits for that call, cancels the turn and waits until the agent is idle.
+ */
+export function listenerLatch(): { enter: () => void; cancelInside: (loop: BootedLoop, agent: Agent, text: string) => Promise<void> } {
+  let enter!: () => void
+  const inside = new Promise<void>(resolve => { enter = resolve })
+  return {
+    enter,
+    async cancelInside(loop, agent, text) {
+      agent.followup(loop.user(text))
+      await inside
+      agent.cancel({ kind: 'user' })
+      await agent.whenIdle()
+    },
+  }
+}
+
+/** A promise that settles once `signal` aborts. */
+export function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise(resolve => signal.addEventListener('abort', () => resolve(), { once: true }))
 }

@@ -18,6 +18,7 @@ import {
   normalizeOffer,
   openTurnStart,
   pendingProjection,
+  surfaceMark,
 } from '@dsh-context/agent-context'
 import { hasContextListener } from './listeners.ts'
 
@@ -38,8 +39,8 @@ export interface ProjectionRequest {
 
 interface Offer {
   generation: number
-  surfaceLength: number
-  tail: number | undefined
+  /** {@link surfaceMark} of the surface offered. */
+  mark: string
   nodes: readonly ContextNode[]
   index: NodeIndex
   requiredSeqs: readonly number[]
@@ -73,8 +74,7 @@ function offer(session: Session): Offer {
   const { nodes, index } = currentNodes(session, seq => events[seq] as SessionEvent)
   return {
     generation: surface.replaceGeneration,
-    surfaceLength: surface.nodes.length,
-    tail: surface.nodes.at(-1),
+    mark: surfaceMark(surface),
     nodes,
     index,
     requiredSeqs: Object.freeze(index.required().map(at => index.seqs[at] as number)),
@@ -83,10 +83,7 @@ function offer(session: Session): Offer {
 }
 
 function moved(session: Session, before: Offer): boolean {
-  const { surface } = session
-  return surface.replaceGeneration !== before.generation
-    || surface.nodes.length !== before.surfaceLength
-    || surface.nodes.at(-1) !== before.tail
+  return surfaceMark(session.surface) !== before.mark
 }
 
 /**

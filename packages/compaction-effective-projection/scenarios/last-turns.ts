@@ -74,7 +74,7 @@ export function isSummarization(request: GenerateOptions): boolean {
 
 function oldestKeptTurnStart(events: readonly SessionEvent[], turn: number, keepTurns: number): number {
   const oldest = turn - keepTurns + 1
-  return events.find(event => event.type === 'turn/start' && (event as SessionEvent<'turn/start'>).data.turn === oldest)?.seq ?? -1
+  return events.find(event => event.type === 'turn/start' && (event).data.turn === oldest)?.seq ?? -1
 }
 
 /**
@@ -183,9 +183,9 @@ export function summarize(loop: BootedLoop, agent: Agent, keepTurns?: number): L
   let summarizedTokens = 0
   let unsentCompacted = 0
   for (const event of events) {
-    if (event.type === 'turn/start') turn = (event as SessionEvent<'turn/start'>).data.turn
+    if (event.type === 'turn/start') turn = (event).data.turn
     if (event.type !== 'compaction/summary') continue
-    const { shadowedSeqs, shadowedTokenCount } = (event as SessionEvent<'compaction/summary'>).data
+    const { shadowedSeqs, shadowedTokenCount } = (event).data
     summarizedTokens += shadowedTokenCount
     if (keepTurns === undefined) continue
     const from = oldestKeptTurnStart(events, turn, keepTurns)

@@ -45,7 +45,7 @@ export const ProjectionCompactionConfig: z<ProjectionCompactionConfig> = z.inter
     pressure: z.union(['auto', 'overflow-only'] as const)
       .description('Compact on pressure (auto), or only after a provider context overflow (overflow-only).'),
   }),
-]) as z<ProjectionCompactionConfig>
+])
 
 /** A `measure` or `pressure` value that is not allowed, or that the running loop cannot serve. */
 export class ProjectionCompactionConfigError extends Error {

@@ -18,7 +18,7 @@ import { assertNever } from '@deepseek-ai/dsh-llm'
 import type { LlmCallConfig } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import type { ReplayedRequest } from '@dsh-context/agent-context'
-import { checkProjection, contextNodes, NodeIndex, normalizeOffer, pendingRequiredSeqs } from '@dsh-context/agent-context'
+import { checkProjection, contextNodes, NodeIndex, normalizeOffer, pendingRequiredSeqs, surfaceMark } from '@dsh-context/agent-context'
 import { hasAgentContextSeam } from '@dsh-context/agent-loop-patch'
 // Type-only: the `ctx.tokenMeter` Context declaration.
 import type {} from '@deepseek-ai/dsh-token-meter'
@@ -31,11 +31,6 @@ import type { ProjectedRange } from './region.ts'
 import { selectProjectedRange, sentAfterReplacement } from './region.ts'
 
 type ContextPayload = Parameters<Events['agent/context']>[0]
-
-/** The surface's replace generation and length: appends and replacements both change it. */
-function surfaceMark(session: Session): string {
-  return `${session.surface.replaceGeneration}:${session.surface.nodes.length}`
-}
 
 function requestTarget(agent: Agent): Pick<LlmCallConfig, 'provider' | 'model'> | undefined {
   const routed = agent.session.requestHeader()?.config
@@ -122,12 +117,12 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const { session } = payload.agent
     const recompute = this.movedAt.get(session) === session.events.length
     this.movedAt.delete(session)
-    const offered = surfaceMark(session)
+    const offered = surfaceMark(session.surface)
     const selection = await next()
-    if (surfaceMark(session) === offered && !payload.signal.aborted && this.projects(payload.agent)) {
+    if (surfaceMark(session.surface) === offered && !payload.signal.aborted && this.projects(payload.agent)) {
       await this.warnOnFailure(() => this.relieveProjectedPressure(payload, selection, recompute))
     }
-    if (surfaceMark(session) !== offered) this.movedAt.set(session, session.events.length)
+    if (surfaceMark(session.surface) !== offered) this.movedAt.set(session, session.events.length)
     return selection
   }
 
@@ -239,4 +234,3 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   }
 }
 
-export default ProjectionAwareCompactionEngine

@@ -29,6 +29,6 @@ export { encodeInclude, pendingProjection, projectionEvents, requestMessagesFrom
 export type { LoggedSession } from './projection.ts'
 export { diffRequest, opensRequest, replayRequests, RequestReplay } from './replay.ts'
 export type { ComparableRequest, ReplayedRequest } from './replay.ts'
-export { SurfaceFold, staleResolver } from './surface.ts'
+export { SurfaceFold, staleResolver, surfaceMark } from './surface.ts'
 export { readSessionLog, SessionLogError } from './jsonl.ts'
 export type { SessionLog, SessionLogErrorCode } from './jsonl.ts'

@@ -232,7 +232,7 @@ export class NodeIndex {
  * @param events - the session log.
  * @returns the replaced seqs for a replacement surface event, else undefined.
  */
-export function replacedSources(seq: number, events: readonly SessionEvent[]): readonly number[] | undefined {
+function replacedSources(seq: number, events: readonly SessionEvent[]): readonly number[] | undefined {
   const event = events[seq]
   if (event === undefined || !isReplacementSurfaceEvent(event)) return undefined
   return (event.sourceEventSeqs ?? []).filter(source => {

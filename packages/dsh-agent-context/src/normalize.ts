@@ -51,9 +51,9 @@ function read(agent: string, selection: unknown): { include: unknown[]; revision
       throw new AgentContextError('invalid-revision', agent, undefined, [typeof revision === 'string' ? `${revision.slice(0, 40)}${revision.length > 40 ? '…' : ''} (${revision.length} characters)` : revision], `returned a revision that is not a printable string of at most ${MAX_REVISION_LENGTH} characters`)
     }
     if (!Array.isArray(include)) {
-      throw new AgentContextError('invalid-selection', agent, revision as string | undefined, [include], 'returned an include that is not an array')
+      throw new AgentContextError('invalid-selection', agent, revision, [include], 'returned an include that is not an array')
     }
-    return { include: Array.from(include as unknown[]), revision: revision as string | undefined }
+    return { include: Array.from(include as unknown[]), revision: revision }
   } catch (error: unknown) {
     if (error instanceof AgentContextError) throw error
     throw new AgentContextError('invalid-selection', agent, undefined, [], `returned a result that cannot be read (${describeValue(error)})`, { cause: error })

@@ -51,7 +51,7 @@ export function projectionEvents(events: readonly SessionEvent[]): SessionEvent<
 export function pendingProjection(events: readonly SessionEvent[]): SessionEvent<'request/projection'> | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i] as SessionEvent
-    if (event.type === 'request/projection') return event as SessionEvent<'request/projection'>
+    if (event.type === 'request/projection') return event
     if (event.type === 'assistant/chunk' || event.type === 'step/start') return undefined
   }
   return undefined

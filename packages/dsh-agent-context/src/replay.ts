@@ -41,7 +41,7 @@ type ProjectionEvent = SessionEvent<'request/projection'>
  */
 export function opensRequest(chunk: ChunkEvent, previous: SessionEvent | undefined): boolean {
   if (previous?.type !== 'assistant/chunk') return true
-  const before = previous as ChunkEvent
+  const before = previous
   return before.data.chunk.type === 'finish' || before.data.turn !== chunk.data.turn || before.data.step !== chunk.data.step
 }
 

@@ -91,3 +91,13 @@ export function staleResolver(events: readonly SessionEvent[], onSurface: (seq: 
     return onSurface(current) ? current : null
   }
 }
+
+/**
+ * A value that changes whenever a surface moves: an append, a replace, or anything that changes its length or tail.
+ * Two listeners' views of one surface are the same surface iff their marks are equal.
+ * @param surface - a session surface.
+ * @returns the mark.
+ */
+export function surfaceMark(surface: { readonly nodes: readonly number[]; readonly replaceGeneration: number }): string {
+  return `${surface.replaceGeneration}:${surface.nodes.length}:${surface.nodes.at(-1) ?? ''}`
+}

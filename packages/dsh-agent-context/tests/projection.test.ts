@@ -107,7 +107,8 @@ describe('requestMessagesFromLog', () => {
 
   it('refuses a projection that leaves out the turn\'s own input', () => {
     const session = threeUsers()
-    expect(() => requestMessagesFromLog({ ...session, events: [...session.events, { ...session.events[0], type: 'request/projection', seq: 5, data: select([[4, 4]], 3, 1) } as SessionEvent], surface: session.surface, deriveMessages: () => session.deriveMessages() }))
+    const forged = { type: 'request/projection', seq: 5, time: 0, data: select([[4, 4]], 3, 1) } as SessionEvent
+    expect(() => requestMessagesFromLog({ events: [...session.events, forged], surface: session.surface, deriveMessages: () => session.deriveMessages() }))
       .toThrow(expect.objectContaining({ code: 'required-missing' }))
   })
 

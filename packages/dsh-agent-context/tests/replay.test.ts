@@ -202,7 +202,7 @@ describe('opensRequest', () => {
     type: 'assistant/chunk',
     seq,
     time: 0,
-    data: { turn: 1, step, chunk: (type === 'finish' ? { type, reason: { kind: 'stop' } } : { type, index: 0, text: 'x' }) as StreamChunk },
+    data: { turn: 1, step, chunk: (type === 'finish' ? { type, reason: { kind: 'stop' } } : { type, index: 0, text: 'x' }) },
   })
   const stepStart: SessionEvent<'step/start'> = { type: 'step/start', seq: 0, time: 0, data: { turn: 1, step: 1 } }
 

@@ -57,7 +57,7 @@ export interface BootedLoop {
  * @returns the booted loop.
  */
 export async function bootLoop(dsh: DshModules, options: BootOptions = {}): Promise<BootedLoop> {
-  const ctx = new dsh.cordis.Context() as unknown as Context
+  const ctx = new dsh.cordis.Context()
   const host = ctx as unknown as { plugin(p: unknown, config?: unknown): PromiseLike<unknown> }
   const plugin = async (p: unknown, config?: unknown): Promise<void> => { await host.plugin(p, config) }
   if (options.invariants !== false) {
@@ -85,7 +85,7 @@ export async function bootLoop(dsh: DshModules, options: BootOptions = {}): Prom
   const errors: BootedLoop['errors'] = []
   ctx.on('agent/error', payload => { errors.push(payload) })
   const user = (text: string): UserMessage =>
-    dsh.llm.createUserMessage({ content: [{ type: 'text', text }], source: { kind: 'user' } }) as UserMessage
+    dsh.llm.createUserMessage({ content: [{ type: 'text', text }], source: { kind: 'user' } })
   return {
     dsh,
     ctx,

@@ -27,7 +27,7 @@ export interface PrefixRequest {
  */
 export function requestStarts(events: readonly SessionEvent[]): number[] {
   return events.flatMap((event, i) =>
-    event.type === 'assistant/chunk' && opensRequest(event as SessionEvent<'assistant/chunk'>, events[i - 1]) ? [event.seq] : [])
+    event.type === 'assistant/chunk' && opensRequest(event, events[i - 1]) ? [event.seq] : [])
 }
 
 /**
