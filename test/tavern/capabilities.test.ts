@@ -84,7 +84,7 @@ describe('on the patched build', () => {
 
   it('probes the native prerequisites through the services they add: a bare app has none, so neither mode runs', async () => {
     const dsh = await patchedDsh()
-    const bare = inspectCapabilities(new dsh.cordis.Context() as never)
+    const bare = inspectCapabilities(new dsh.cordis.Context())
     expect(bare.native).toMatchObject({ available: false, missing: ['preset', 'scoped-prompt', 'tools', 'durable-events'] })
     expect(bare.managed).toMatchObject({ available: false, missing: ['preset', 'scoped-prompt', 'tools', 'durable-events', 'agent/context', 'projection-aware-compaction'] })
     expect(bare.managed.reasons).toHaveLength(6)

@@ -141,15 +141,15 @@ describe('imported history', () => {
 describe('the calibrated budget', () => {
   it('sends fewer estimated tokens when the provider reports twice the estimate, and stays within the cap in provider tokens', async () => {
     const run = async (factor: number): Promise<{ peak: number; cap: number; calibrated: number }> => {
-      let meter: Parameters<typeof priceRequest>[0] | undefined
-      const price = (request: GenerateOptions): number => priceRequest(meter!, { header: requestEnvelope(request.system, request.tools), messages: request.messages })
+      const pricing: { meter?: Parameters<typeof priceRequest>[0] } = {}
+      const price = (request: GenerateOptions): number => priceRequest(pricing.meter!, { header: requestEnvelope(request.system, request.tools), messages: request.messages })
       const fallback = (request: GenerateOptions, index: number): StreamChunk[] => {
         const chunks = toolModel(request, index).filter(chunk => chunk.type !== 'usage')
         const usage = { type: 'usage', usage: { inputTokens: Math.round(price(request) * factor), outputTokens: 10 } } as StreamChunk
         return [...chunks.slice(0, -1), usage, ...chunks.slice(-1)]
       }
       const loop = await tavernLoop({ fallback })
-      meter = loop.ctx.tokenMeter
+      pricing.meter = loop.ctx.tokenMeter
       const agent = await tavernAgent(loop, `calibrated-${factor}`, 'agent-managed')
       for (let i = 1; i <= 24; i++) await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
       expect(loop.errors).toEqual([])

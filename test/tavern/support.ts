@@ -18,7 +18,7 @@ import { expect } from 'vitest'
 export const MIRA = { name: 'Mira', identity: 'The ferrywoman of the Grey Estuary.' }
 
 /** A small window: the policy forgets within a few turns (recent budget 1,200 tokens, blocks of 600). */
-export const SMALL_WINDOW = 20_000
+const SMALL_WINDOW = 20_000
 export const SMALL_POLICY = { blockTokens: 600 }
 
 /**
@@ -93,9 +93,4 @@ export function expectRebuiltFromLog(sent: readonly GenerateOptions[], agent: Ag
 export function runtimeContext(messages: readonly { source: GenerateOptions['messages'][number]['source']; content: GenerateOptions['messages'][number]['content'] }[]): string {
   const snapshot = messages.findLast(message => message.source.kind === 'plugin' && message.source.plugin === '@deepseek-ai/dsh-system-prompt')
   return snapshot === undefined ? '' : contentText(snapshot.content)
-}
-
-/** The text of a message-like value, for `includes` checks. */
-export function textOf(value: unknown): string {
-  return JSON.stringify(value)
 }

@@ -161,7 +161,7 @@ export function roleplayReply(request: GenerateOptions, index: number): StreamCh
   const chunks = reply(request, index)
   const output = providerTokens(JSON.stringify(chunks.filter(chunk => chunk.type === 'block-end')))
   const finish = chunks.findIndex(chunk => chunk.type === 'finish')
-  return [...chunks.slice(0, finish), { type: 'usage', usage: requestUsage(request, output) } as StreamChunk, ...chunks.slice(finish)]
+  return [...chunks.slice(0, finish), { type: 'usage', usage: requestUsage(request, output) }, ...chunks.slice(finish)]
 }
 
 function reply(request: GenerateOptions, index: number): StreamChunk[] {

@@ -54,7 +54,7 @@ export interface Config {
 }
 
 /** The default kernel contract. */
-export const DEFAULT_KERNEL = [
+const DEFAULT_KERNEL = [
   'You are playing a character in a long roleplay with the user. Stay in character.',
   'Older parts of the story may be absent from this conversation; they are never lost. Before relying on an earlier event, call tavern_history_search to find it and tavern_history_read to read it exactly.',
   'Keep durable facts with memory_write (tags "fact" or "scene"), find them with memory_search, correct them with memory_update and drop them with memory_forget.',

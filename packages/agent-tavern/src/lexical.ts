@@ -25,7 +25,7 @@ const STOPWORDS = new Set([
  * Characters that make a bigram grammatical rather than topical (particles, pronouns, copulas): a bigram holding one
  * is skipped.
  */
-const CJK_FUNCTION_CHARS = new Set([...'的了吗呢吧啊是在把被就还也都和与个你我他她它们这那么有着过给'])
+const CJK_FUNCTION_CHARS = new Set('的了吗呢吧啊是在把被就还也都和与个你我他她它们这那么有着过给')
 
 const CJK = /[\p{Script=Han}\p{Script=Katakana}\p{Script=Hangul}]/u
 const CJK_RUN = /[\p{Script=Han}\p{Script=Katakana}\p{Script=Hangul}ー]+/gu
@@ -42,13 +42,13 @@ function stem(word: string): string {
 /** Whether a segmenter word is a term on its own. */
 function isTermWord(word: string): boolean {
   if (STOPWORDS.has(word) || !LETTER_OR_DIGIT.test(word)) return false
-  if (CJK.test(word) || KANA.test(word)) return word.length >= 2 && ![...word].every(char => CJK_FUNCTION_CHARS.has(char))
+  if (CJK.test(word) || KANA.test(word)) return word.length >= 2 && !Array.from(word).every(char => CJK_FUNCTION_CHARS.has(char))
   return word.length >= 3 || /^\p{N}+$/u.test(word)
 }
 
 /** Character bigrams of a CJK run; a run of one Han character yields that character. */
 function cjkGrams(run: string, add: (term: string) => void): void {
-  const chars = [...run]
+  const chars = Array.from(run)
   if (chars.length === 1) {
     if (HAN.test(run) && !CJK_FUNCTION_CHARS.has(run)) add(run)
     return

@@ -20,7 +20,7 @@ import type { PolicyConfig, PolicyNode, PolicySelection, PolicyState } from './p
 import { policyRevision, selectContext } from './policy.ts'
 
 /** The `agent/context` payload fields the listener reads. */
-export interface ContextPayload {
+interface ContextPayload {
   readonly nodes: readonly ContextNode[]
   readonly requiredSeqs: readonly number[]
   readonly system: string

@@ -18,7 +18,7 @@ export interface TranscriptEntry {
 }
 
 /** One `tavern_history_search` hit. */
-export interface HistoryHit {
+interface HistoryHit {
   readonly seq: number
   readonly turn: number
   readonly role: 'user' | 'assistant'

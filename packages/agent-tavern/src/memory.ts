@@ -21,7 +21,7 @@ export const MEMORY_TOOLS = {
 
 /** Where a memory applies (AgentTavern's scopes); recorded, and a search filter. */
 export const MEMORY_SCOPES = ['turn', 'chat', 'character', 'agent', 'global'] as const
-export type MemoryScope = typeof MEMORY_SCOPES[number]
+type MemoryScope = typeof MEMORY_SCOPES[number]
 
 /** Defaults of a record written without the field. */
 const MEMORY_DEFAULTS = { importance: 0.5, confidence: 1, scope: 'chat' } as const
@@ -49,7 +49,7 @@ export interface MemoryRecord {
 }
 
 /** One `memory_search` hit. */
-export interface MemoryHit {
+interface MemoryHit {
   readonly record: MemoryRecord
   /** `lexical * 100 + importance * 10 + confidence * 5 + freshness`, freshness = 1 / (1 + days since the update). */
   readonly score: number
@@ -95,7 +95,7 @@ interface MemoryArgs {
 function parseArgs(text: string): MemoryArgs | undefined {
   try {
     const args = JSON.parse(text) as unknown
-    return typeof args === 'object' && args !== null ? args as MemoryArgs : undefined
+    return typeof args === 'object' && args !== null ? args : undefined
   } catch {
     // Arguments that are not JSON never executed successfully, so they changed no record.
     return undefined

@@ -19,7 +19,7 @@ import { relevance } from './lexical.ts'
 const POLICY_VERSION = 2
 
 /** Shares of the route's context window. */
-export interface PolicyShares {
+interface PolicyShares {
   /** Header (system prompt, tools) and pinned nodes; what exceeds it is taken from `recent`. */
   readonly kernel: number
   /** Recent turns, from the forgetting boundary to the tail. */
@@ -31,7 +31,7 @@ export interface PolicyShares {
 }
 
 /** Weights of the retrieval score `relevance * w.relevance + importance * w.importance + freshness * w.freshness`. */
-export interface PolicyWeights {
+interface PolicyWeights {
   readonly relevance: number
   readonly importance: number
   readonly freshness: number
@@ -207,7 +207,7 @@ function surfaceOf(input: PolicyInput, config: PolicyConfig): Surface {
   const index = new Map<number, number>()
   nodes.forEach((node, i) => index.set(node.seq, i))
   const pinned = pinnedSeqs(input)
-  const recentFrom = new Array<number>(nodes.length + 1).fill(0)
+  const recentFrom = Array.from({ length: nodes.length + 1 }, () => 0)
   for (let i = nodes.length - 1; i >= 0; i--) {
     const node = nodes[i] as PolicyNode
     recentFrom[i] = (recentFrom[i + 1] as number) + (pinned.has(node.seq) ? 0 : node.tokens)

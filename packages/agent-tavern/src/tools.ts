@@ -39,6 +39,14 @@ const ID = { type: 'string', required: true, description: 'The memory id memory_
 const UNIT = { type: 'number', description: 'From 0 to 1.' } as const
 const SCOPE = { type: 'string', enum: [...MEMORY_SCOPES], description: 'Where the memory applies; default chat.' } as const
 const EXPIRES = { type: 'string', description: 'ISO 8601 time after which the memory no longer applies.' } as const
+/** The memory fields a write sets and an update may change, besides the text. */
+const FIELDS = {
+  tags: { type: 'array', items: { type: 'string' } },
+  scope: SCOPE,
+  importance: UNIT,
+  confidence: UNIT,
+  expiresAt: EXPIRES,
+} as const
 const RECORD = {
   id: { type: 'string', required: true },
   text: { type: 'string', required: true },
@@ -178,14 +186,7 @@ export function tavernTools(session: Session, limits: ToolLimits, lore: readonly
     defineTool({
       name: TOOL_NAMES.memoryWrite,
       description: 'Keep a memory about the story (a fact, a promise, the current scene). Tag "fact" memories appear in the facts context; the newest "scene" memory is the current scene.',
-      parameters: {
-        text: { type: 'string', required: true },
-        tags: { type: 'array', items: { type: 'string' } },
-        scope: SCOPE,
-        importance: UNIT,
-        confidence: UNIT,
-        expiresAt: EXPIRES,
-      },
+      parameters: { text: { type: 'string', required: true }, ...FIELDS },
       output: { schema: record({ id: { type: 'string', required: true } }), render: json },
       async execute(args, exec) {
         checkFields(args)
@@ -240,15 +241,7 @@ export function tavernTools(session: Session, limits: ToolLimits, lore: readonly
     defineTool({
       name: TOOL_NAMES.memoryUpdate,
       description: 'Correct a memory: give its id and the fields that change.',
-      parameters: {
-        id: ID,
-        text: { type: 'string' },
-        tags: { type: 'array', items: { type: 'string' } },
-        scope: SCOPE,
-        importance: UNIT,
-        confidence: UNIT,
-        expiresAt: EXPIRES,
-      },
+      parameters: { id: ID, text: { type: 'string' }, ...FIELDS },
       output: { schema: record({ id: { type: 'string', required: true } }), render: json },
       async execute(args) {
         checkFields(args)

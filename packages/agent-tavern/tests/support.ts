@@ -6,7 +6,7 @@
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 
 /** One tool call of a turn. */
-export interface CallSpec {
+interface CallSpec {
   readonly name: string
   readonly args: unknown
   readonly error?: boolean
