@@ -2,7 +2,7 @@
 # Build a DeepSeek Harness 0.1.0-rc.8 source checkout with the agent/context series applied, DSH's way, beside the
 # unpatched checkout, and run AgentTavern in managed mode inside DSH's real headless CLI.
 #
-#   scripts/source-checkout.sh [--patched-only] <dsh-rc.8-checkout | deepseek-harness-0.1.0-rc.8.tar.gz>
+#   scripts/source-checkout.sh [--patched-only | --baseline-gates] <dsh-rc.8-checkout | deepseek-harness-0.1.0-rc.8.tar.gz>
 #
 # The checkout (a directory: a git clone is exported at HEAD, anything else copied without node_modules; or the
 # `git archive` tarball) is never modified: two copies are made under $SOURCE_CHECKOUT_WORK
@@ -11,7 +11,8 @@
 #   install   pnpm install --frozen-lockfile with the checkout's pinned pnpm (its packageManager), one store for both
 #   build     pnpm run build (tsc -b host and client, tsdown): DSH's build, which typechecks src and tests
 #   gates     pnpm run check:ci:static (DSH's 37 static gates), pnpm run lint:contracts-ready (oxlint) and
-#             pnpm run duplication (jscpd). The browser snapshot gate (web-snapshot, `pnpm run test:web:ci`) is not in
+#             pnpm run duplication (jscpd); on the unpatched copy only with --baseline-gates (rc.8 passes them all;
+#             they cost about 5 minutes). The browser snapshot gate (web-snapshot, `pnpm run test:web:ci`) is not in
 #             ci-static and is not run: it needs a Chromium download.
 #   tests     vitest on every workspace package that depends, directly or not, on a package the series touches
 #             (scripts/source-checkout/dependents.mjs, from the package.json graph), as the unprivileged user
@@ -37,8 +38,12 @@ WINDOW=${WINDOW:-24000}
 die() { echo "source-checkout: $*" >&2; exit 2; }
 
 baseline=true
-if [ "${1:-}" = --patched-only ]; then baseline=false; shift; fi
-[ $# -eq 1 ] || die 'usage: scripts/source-checkout.sh [--patched-only] <dsh-rc.8-checkout | deepseek-harness-0.1.0-rc.8.tar.gz>'
+baseline_gates=false
+case ${1:-} in
+  --patched-only) baseline=false; shift ;;
+  --baseline-gates) baseline_gates=true; shift ;;
+esac
+[ $# -eq 1 ] || die 'usage: scripts/source-checkout.sh [--patched-only | --baseline-gates] <dsh-rc.8-checkout | deepseek-harness-0.1.0-rc.8.tar.gz>'
 src=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 [ -e "$src" ] || die "$1 does not exist"
 mapfile -t patches < <(find "$SERIES" -name '[0-9][0-9][0-9][0-9]-*.patch' | LC_ALL=C sort)
@@ -123,6 +128,7 @@ for tree in "${trees[@]}"; do
   else
     echo "pnpm run build: ok"
   fi
+  [ "$tree" = patched ] || $baseline_gates || continue
 
   step "static gates ($tree)"
   status=0
@@ -138,15 +144,18 @@ for tree in "${trees[@]}"; do
   done
 done
 step 'static gates side by side'
+gate_trees=(patched)
+$baseline && $baseline_gates && gate_trees=(unpatched patched)
 gate_logs=()
-for tree in "${trees[@]}"; do gate_logs+=("$tree=$WORK/$tree.gates.log"); done
+for tree in "${gate_trees[@]}"; do gate_logs+=("$tree=$WORK/$tree.gates.log"); done
 node "$here/gates-table.mjs" "${gate_logs[@]}"
-for tree in "${trees[@]}"; do
+for tree in "${gate_trees[@]}"; do
   printf '%-10s build %-4s lint %-4s jscpd %s\n' "$tree" \
     "$( [ "${GATES[$tree.build]}" -eq 0 ] && echo ok || echo FAIL)" \
     "$( [ "${GATES[$tree.lint:contracts-ready]}" -eq 0 ] && echo ok || echo FAIL)" \
     "$( [ "${GATES[$tree.duplication]}" -eq 0 ] && echo ok || echo FAIL)"
 done
+$baseline && check 'unpatched: pnpm run build' "${GATES[unpatched.build]}"
 check "patched: pnpm run build (tsc -b host + client, src and tests; tsdown)" "${GATES[patched.build]}"
 check "patched: pnpm run check:ci:static (${GATES[patched.static.line]#run-gates: })" "${GATES[patched.static]}"
 check 'patched: pnpm run lint:contracts-ready (oxlint)' "${GATES[patched.lint:contracts-ready]}"
