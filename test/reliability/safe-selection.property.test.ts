@@ -53,8 +53,8 @@ function choose(policy: Policy, nodes: readonly { seq: number }[], state: { pinn
     case 'empty': return []
     case 'everything': return seqs
     case 'pin-first':
-      state.pinned ??= seqs[0]
-      return [state.pinned as number, ...seqs.slice(seqs.length - policy.tail)]
+      state.pinned ??= seqs[0] as number
+      return [state.pinned, ...seqs.slice(seqs.length - policy.tail)]
     case 'duplicates': {
       const tail = seqs.slice(-policy.tail)
       return [...tail, ...tail.reverse(), ...tail]

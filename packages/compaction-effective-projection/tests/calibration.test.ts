@@ -5,9 +5,9 @@ import { calibrationFactor, promptTokens, requestEnvelope } from '../src/calibra
 const usageArb = fc.record({
   inputTokens: fc.nat(100_000),
   outputTokens: fc.nat(10_000),
-  cacheReadTokens: fc.option(fc.nat(100_000), { nil: undefined }),
-  cacheWriteTokens: fc.option(fc.nat(100_000), { nil: undefined }),
-})
+  cacheReadTokens: fc.nat(100_000),
+  cacheWriteTokens: fc.nat(100_000),
+}, { requiredKeys: ['inputTokens', 'outputTokens'] })
 
 describe('promptTokens', () => {
   it('sums the prompt buckets and leaves output out', () => {
