@@ -13,6 +13,8 @@ import { benchReplay } from './p3-replay.ts'
 import { benchCli } from './p3-cli.ts'
 import { benchManaged } from './p4-managed.ts'
 import { benchCompaction } from './p5-compaction.ts'
+import { benchSeriesOverhead } from './p1-src.ts'
+import { benchKeepLast } from './p6-keep-last.ts'
 import type { Section } from './report.ts'
 import { renderReport, renderSection } from './report.ts'
 
@@ -39,6 +41,8 @@ show(await benchCli(quick, log))
 const managed = await benchManaged(quick, log)
 show(managed.section)
 show(await benchCompaction(managed, log))
+show(await benchSeriesOverhead(quick, log))
+show(await benchKeepLast(quick, log))
 
 const chart = growthChart([
   {

@@ -16,11 +16,20 @@
 #                              all), commit, and print `git diff rc.8 -- PATH...` (a single repo-relative diff)
 #   series.sh check            drift check: checkout + sync in a temporary folder; fails when sync changes anything
 #
-# Env: DSH_SRC, the unmodified rc.8 snapshot (default ../shared/dsh-src/0.1.0-rc.8 beside the repository).
+# Env: DSH_SRC, the unmodified rc.8 snapshot of the touched packages (default ../shared/dsh-src/0.1.0-rc.8 beside the
+# repository); DSH_TARBALL, the whole rc.8 monorepo (default ../shared/dsh-checkout/deepseek-harness-0.1.0-rc.8.tar.gz),
+# from which the snapshot takes the other upstream files the series changes (EXTRA).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 DSH_SRC=${DSH_SRC:-$root/../shared/dsh-src/0.1.0-rc.8}
+DSH_TARBALL=${DSH_TARBALL:-$(dirname "$DSH_SRC")/../dsh-checkout/deepseek-harness-0.1.0-rc.8.tar.gz}
+# Upstream files outside DSH_SRC that the series changes: generated catalogs and the Chinese twins of touched docs.
+EXTRA=(
+  docs/architecture.zh.md docs/architecture.i18n.yaml
+  docs/persistence-catalog.md docs/persistence-catalog.zh.md docs/persistence-catalog.i18n.yaml
+  examples/headless-agent/README.md examples/headless-agent/README.zh.md examples/headless-agent/README.i18n.yaml
+)
 NOTES=.agents/notes/proposed/architecture
 # step folder | RFC | Agent Note it becomes in the step's docs commit
 STEPS=(
@@ -40,6 +49,8 @@ snapshot() { # DIR: a git repository holding the untouched snapshot, tagged rc.8
   [ ! -e "$1" ] || die "$1 exists; pass a new directory"
   mkdir -p "$1"
   cp -R "$DSH_SRC/." "$1/"
+  [ -f "$DSH_TARBALL" ] || die "no DSH rc.8 tarball at $DSH_TARBALL (set DSH_TARBALL)"
+  tar -xzf "$DSH_TARBALL" -C "$1" --strip-components=1 "${EXTRA[@]/#/deepseek-harness-0.1.0-rc.8/}"
   chmod -R u+w "$1"
   git -C "$1" init -q
   git -C "$1" add -A

@@ -1,0 +1,194 @@
+/**
+ * P1-src: what the source series' step costs without an `agent/context` listener, against the stock step's
+ * `session.deriveMessages()`, on one real stock session at 1,000 and 10,000 surface nodes.
+ *
+ * The series' code is the series itself: `series.sh apply` writes step 1 onto the rc.8 snapshot, and the seam's files
+ * it adds (the host, its listener query, `hasAgentListener` from dsh-agent's dispatch, the generated session modules)
+ * are transpiled with the workspace's TypeScript and bound to the unmodified npm rc.8 packages under `stock/`. Type
+ * checking of those files is upstream-checks' job; this bench times them.
+ * @module bench/p1-src
+ */
+
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, dirname, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import ts from 'typescript'
+import type { Agent, AgentEventDispatch } from '@deepseek-ai/dsh-agent'
+import type { Message } from '@deepseek-ai/dsh-llm'
+import type { DshModules } from '@dsh-context/loop-testkit'
+import { bootLoop, conversationReply, conversationTurn, stockDsh } from '@dsh-context/loop-testkit'
+import type { Section } from './report.ts'
+import { verdict } from './report.ts'
+import { collectGarbage, median, significant } from './stats.ts'
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const SERIES = join(ROOT, 'packages/agent-loop-patch/source')
+const STOCK_MODULES = join(ROOT, 'stock/node_modules')
+const TARGET = 1.1
+const MIN_EVENTS_PER_NODE = 5
+
+/** The series' host entry, as the patched `ReactLoopAgent.step()` calls it. */
+type SeriesHost = (agent: Agent, dispatch: AgentEventDispatch, request: { turn: number; step: number; system: string; tools: readonly never[]; signal: AbortSignal }) => Promise<Message[]>
+
+/** The entry file of an npm package under `stock/`, from its `exports["."]`. */
+function stockEntry(name: string): string {
+  const dir = join(STOCK_MODULES, name)
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { exports?: Record<string, unknown>; main?: string }
+  const root = pkg.exports?.['.']
+  const entry = typeof root === 'string' ? root : (root as { default?: string; import?: string } | undefined)?.default ?? (root as { import?: string } | undefined)?.import ?? pkg.main
+  if (entry === undefined) throw new Error(`P1-src: stock ${name} has no entry`)
+  return pathToFileURL(join(dir, entry)).href
+}
+
+/**
+ * Apply step 1 of the series to the rc.8 snapshot and transpile the seam's files into `out`, their imports bound to
+ * the stock npm packages plus the transpiled files.
+ * @returns the series' host entry, or why it cannot be built here.
+ */
+async function seriesHost(out: string): Promise<SeriesHost | string> {
+  const snapshot = process.env['DSH_SRC'] ?? join(ROOT, '../shared/dsh-src/0.1.0-rc.8')
+  if (!existsSync(join(snapshot, 'package.json'))) return `no DSH rc.8 snapshot at ${snapshot} (set DSH_SRC)`
+  const tree = join(out, 'dsh')
+  execFileSync('bash', [join(SERIES, 'series.sh'), 'apply', tree, '--steps', '1'], { env: { ...process.env, DSH_SRC: snapshot }, stdio: ['ignore', 'ignore', 'inherit'] })
+  const generated = execFileSync('node', [join(SERIES, 'generate.ts'), '--list'], { encoding: 'utf8' }).split('\n')
+  const files = [
+    ...generated.filter(file => /^packages\/core\/(session|agent-loop)\/src\//.test(file)),
+    'packages/core/agent-loop/src/context-listeners.ts',
+    'packages/core/agent/src/dispatch.ts',
+  ]
+  const js = (file: string): string => join(out, 'js', file.replace(/\.ts$/, '.js'))
+  const shims = {
+    '@deepseek-ai/dsh-session': join(out, 'js/session.js'),
+    '@deepseek-ai/dsh-agent': join(out, 'js/agent.js'),
+  }
+  mkdirSync(join(out, 'js'), { recursive: true })
+  writeFileSync(join(out, 'js/package.json'), '{ "type": "module" }\n')
+  const sessionFiles = files.filter(file => file.startsWith('packages/core/session/'))
+  writeFileSync(shims['@deepseek-ai/dsh-session'], [
+    `export * from '${stockEntry('@deepseek-ai/dsh-session')}'`,
+    ...sessionFiles.map(file => `export * from '${pathToFileURL(js(file)).href}'`),
+  ].join('\n'))
+  mkdirSync(dirname(shims['@deepseek-ai/dsh-agent']), { recursive: true })
+  writeFileSync(shims['@deepseek-ai/dsh-agent'], [
+    `export * from '${stockEntry('@deepseek-ai/dsh-agent')}'`,
+    `export { hasAgentListener } from '${pathToFileURL(js('packages/core/agent/src/dispatch.ts')).href}'`,
+  ].join('\n'))
+  for (const file of files) {
+    const { outputText } = ts.transpileModule(readFileSync(join(tree, file), 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
+      fileName: basename(file),
+    })
+    const bound = outputText.replace(/from '([^']+)'/g, (_match, specifier: string) => {
+      if (specifier.startsWith('.')) {
+        const sibling = join(dirname(file), specifier)
+        if (files.includes(sibling)) return `from '${pathToFileURL(js(sibling)).href}'`
+        // A module of the snapshot's own package that the series does not change: the stock package exports it.
+        const pkg = file.startsWith('packages/core/session/') ? '@deepseek-ai/dsh-session' : '@deepseek-ai/dsh-agent'
+        return `from '${stockEntry(pkg)}'`
+      }
+      const shim = shims[specifier as keyof typeof shims]
+      if (shim !== undefined && !(file.startsWith('packages/core/session/') && specifier === '@deepseek-ai/dsh-session')) return `from '${pathToFileURL(shim).href}'`
+      return `from '${stockEntry(specifier)}'`
+    })
+    mkdirSync(dirname(js(file)), { recursive: true })
+    writeFileSync(js(file), bound)
+  }
+  const host = await import(pathToFileURL(js('packages/core/agent-loop/src/context-host.ts')).href) as { projectRequestMessages: SeriesHost }
+  return host.projectRequestMessages
+}
+
+/** Milliseconds per call of `call`, in batches alternated with `other`'s batches; medians of both. */
+async function lockstep(call: () => unknown, other: () => unknown, calls: number, batches: number): Promise<[number, number]> {
+  const samples: [number[], number[]] = [[], []]
+  for (let b = 0; b < batches; b++) {
+    for (const side of b % 2 === 0 ? [0, 1] as const : [1, 0] as const) {
+      const run = side === 0 ? call : other
+      collectGarbage()
+      const start = performance.now()
+      for (let i = 0; i < calls; i++) await run()
+      samples[side].push((performance.now() - start) / calls)
+    }
+  }
+  return [median(samples[0]), median(samples[1])]
+}
+
+/** Grow the stock agent's session with the scripted conversation until it has `nodes` surface nodes. */
+async function growTo(loop: Awaited<ReturnType<typeof bootLoop>>, agent: Agent, nodes: number, turn: { n: number }): Promise<void> {
+  while (agent.session.surface.nodes.length < nodes) await loop.say(agent, conversationTurn(++turn.n))
+  if (loop.errors.length > 0) throw new Error(`P1-src recording failed: ${String(loop.errors[0]?.error)}`)
+}
+
+/**
+ * @param quick - one smaller size and fewer batches, for a smoke run.
+ * @param log - progress sink.
+ * @returns the P1-src section.
+ */
+export async function benchSeriesOverhead(quick: boolean, log: (line: string) => void): Promise<Section> {
+  const out = mkdtempSync(join(tmpdir(), 'p1-src-'))
+  const section = {
+    id: 'P1-src',
+    title: 'No-listener overhead of the source series\' step',
+    method: 'Step 1 of the source series (`series.sh apply --steps 1` on the rc.8 snapshot); its seam files (the host, '
+      + '`hasContextListener`, dsh-agent\'s `hasAgentListener`, the generated dsh-session modules) transpiled with the '
+      + 'workspace\'s TypeScript and bound to the unmodified npm rc.8 packages. One real stock AgentLoop session grows '
+      + 'by the scripted conversation (every third turn calls `echo`) to each size; with no `agent/context` listener, '
+      + 'batches of the series\' step (`await projectRequestMessages(agent, dispatch, request)`) alternate with batches '
+      + 'of the stock step\'s `session.deriveMessages()` on that session; medians of the batch means.',
+    target: `series/stock time per step ≤ ${TARGET} at 1,000 and 10,000 surface nodes with ≥ ${MIN_EVENTS_PER_NODE} events per node`,
+  }
+  try {
+    const host = await seriesHost(out)
+    if (typeof host === 'string') {
+      return { ...section, verdict: `pending: ${host}`, table: { columns: ['surface nodes'], rows: [] } }
+    }
+    const dsh: DshModules = await stockDsh()
+    const loop = await bootLoop(dsh, { invariants: false, fallback: conversationReply() })
+    const agent = loop.create('p1-src')
+    const dispatch = dsh.agent.agentEvents(loop.ctx, agent)
+    const request = { turn: 1, step: 1, system: '', tools: [] as const, signal: new AbortController().signal }
+    const sizes = quick ? [1_000] : [1_000, 10_000]
+    const rows: string[][] = []
+    const ratios: number[] = []
+    const density: number[] = []
+    const turn = { n: 0 }
+    for (const nodes of sizes) {
+      await growTo(loop, agent, nodes, turn)
+      const { session } = agent
+      const perNode = session.events.length / session.surface.nodes.length
+      density.push(perNode)
+      const same = JSON.stringify(await host(agent, dispatch, request)) === JSON.stringify(session.deriveMessages())
+      if (!same) throw new Error('P1-src: the series\' step does not send what deriveMessages() derives')
+      const [series, stock] = await lockstep(() => host(agent, dispatch, request), () => session.deriveMessages(), quick ? 200 : 1_000, quick ? 5 : 15)
+      ratios.push(series / stock)
+      rows.push([
+        `${session.surface.nodes.length}`,
+        `${session.events.length}`,
+        perNode.toFixed(1),
+        significant(stock * 1000),
+        significant(series * 1000),
+        significant(series / stock),
+      ])
+      log(`P1-src ${nodes} nodes: series ${significant(series * 1000)} µs, stock ${significant(stock * 1000)} µs`)
+    }
+    await (loop.ctx as unknown as { fiber: { dispose(): Promise<unknown> } }).fiber.dispose()
+    const worst = Math.max(...ratios)
+    const dense = Math.min(...density) >= MIN_EVENTS_PER_NODE
+    return {
+      ...section,
+      verdict: verdict(worst <= TARGET && dense, `worst ratio ${significant(worst)}, ${Math.min(...density).toFixed(1)} events per node`),
+      table: {
+        columns: ['surface nodes', 'log events', 'events per node', 'stock deriveMessages() µs', 'series step µs', 'series/stock'],
+        rows,
+      },
+      notes: [
+        'Without a listener for the agent, the series\' step asks dsh-agent\'s `hasAgentListener()` (the hook selection of '
+          + 'cordis `dispatch()`, read without dispatching) and returns `session.deriveMessages()`; the offer is derived only '
+          + 'when a listener would run. The two sides read the same session, so deriveMessages()\' own cache serves both.',
+      ],
+    }
+  } finally {
+    rmSync(out, { recursive: true, force: true })
+  }
+}
