@@ -6,7 +6,7 @@
 
 export type { ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 export type { RequestProjection } from '@deepseek-ai/dsh-session'
-export { checkProjection, projectedMessages } from './check.ts'
+export { checkProjection } from './check.ts'
 export type { ProjectionViolation, RequestAt } from './check.ts'
 export { AgentContextError, describeValue, MAX_REVISION_LENGTH, ReplayError } from './errors.ts'
 export type { AgentContextErrorCode, ProjectionViolationCode, ReplayErrorCode, ReplayPosition } from './errors.ts'
@@ -17,18 +17,16 @@ export {
   NodeIndex,
   openTurnStart,
   pendingRequiredSeqs,
-  positionUnits,
-  RUNTIME_CONTEXT_SOURCE,
   snapshotSource,
   toolUnits,
 } from './nodes.ts'
-export type { NodesMark, PositionUnits } from './nodes.ts'
+export type { NodesMark } from './nodes.ts'
 export { normalizeOffer, normalizeSelection } from './normalize.ts'
 export type { NormalizeInput, NormalizedProjection } from './normalize.ts'
 export { encodeInclude, pendingProjection, projectionEvents, requestMessagesFromLog } from './projection.ts'
 export type { LoggedSession } from './projection.ts'
 export { diffRequest, opensRequest, replayRequests, RequestReplay } from './replay.ts'
 export type { ComparableRequest, ReplayedRequest } from './replay.ts'
-export { SurfaceFold, staleResolver, surfaceMark } from './surface.ts'
+export { surfaceMark } from './surface.ts'
 export { readSessionLog, SessionLogError } from './jsonl.ts'
 export type { SessionLog, SessionLogErrorCode } from './jsonl.ts'

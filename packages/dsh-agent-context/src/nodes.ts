@@ -11,7 +11,7 @@ import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage, isReplacementSurfaceEvent, isSurfaceEvent } from '@deepseek-ai/dsh-session'
 
 /** The plugin id DSH's agent loop writes its runtime-context snapshots under (dsh-agent-loop `runtime-context.ts`). */
-export const RUNTIME_CONTEXT_SOURCE = '@deepseek-ai/dsh-system-prompt'
+const RUNTIME_CONTEXT_SOURCE = '@deepseek-ai/dsh-system-prompt'
 
 /**
  * The message-bearing nodes of a surface, in surface order: the exact sources of `Session.deriveMessages()`.
@@ -239,23 +239,6 @@ function replacedSources(seq: number, events: readonly SessionEvent[]): readonly
     const replaced = events[source]
     return replaced !== undefined && isSurfaceEvent(replaced)
   })
-}
-
-/** Tool-call units by surface position: `unitOf[i]` is the unit of position `i` (below `count`), or -1. */
-export interface PositionUnits {
-  readonly unitOf: Int32Array
-  readonly count: number
-}
-
-/**
- * Group each assistant message carrying tool calls with the nodes carrying its results, by position. A result whose
- * call is not on the surface joins no unit; a call without results on the surface is a unit of one.
- * @param nodes - message-bearing nodes in surface order.
- * @returns each position's unit.
- */
-export function positionUnits(nodes: readonly ContextNode[]): PositionUnits {
-  const index = NodeIndex.of(nodes)
-  return { unitOf: Int32Array.from(index.unitOf), count: index.units.length }
 }
 
 /**

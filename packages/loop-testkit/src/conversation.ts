@@ -12,7 +12,7 @@ import { textReply, toolCallReply } from './adapter.ts'
 import type { BootedLoop } from './boot.ts'
 
 /** A user turn containing this text gets one `echo` tool call before the text answer. */
-export const TOOL_PROMPT = 'use the echo tool'
+const TOOL_PROMPT = 'use the echo tool'
 
 /**
  * The user text of turn `turn` (1-based): every third turn asks for the tool.

@@ -3,14 +3,14 @@
  * @module @dsh-context/loop-testkit
  */
 
-export { patchedDsh, stockDsh, STOCK_ENTRY } from './modules.ts'
+export { patchedDsh, stockDsh } from './modules.ts'
 export type { DshModules } from './modules.ts'
 export { failureReply, scriptedAdapter, textReply, toolCallReply } from './adapter.ts'
 export type { ScriptEntry, ScriptedAdapter, ScriptedAdapterOptions } from './adapter.ts'
 export { bootLoop } from './boot.ts'
-export { canonicalJson } from './canonical.ts'
 export type { BootOptions, BootedLoop } from './boot.ts'
+export { canonicalJson } from './canonical.ts'
 export { rebuildRequestsByPrefix, requestStarts } from './prefix-rebuild.ts'
 export type { PrefixRequest } from './prefix-rebuild.ts'
-export { conversationReply, conversationTurn, keepLastNodes, sessionLogPath, TOOL_PROMPT } from './conversation.ts'
+export { conversationReply, conversationTurn, keepLastNodes, sessionLogPath } from './conversation.ts'
 export type { ContextListener } from './conversation.ts'

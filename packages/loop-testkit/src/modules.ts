@@ -54,7 +54,7 @@ export function patchedDsh(): Promise<DshModules> {
 }
 
 /** The workspace's `stock/` entry, which re-exports the unmodified npm packages. */
-export const STOCK_ENTRY = fileURLToPath(new URL('../../../stock/index.mjs', import.meta.url))
+const STOCK_ENTRY = fileURLToPath(new URL('../../../stock/index.mjs', import.meta.url))
 
 /**
  * The unmodified npm rc.8 modules installed under `stock/` by the workspace set-up.
