@@ -20,8 +20,15 @@ const TARGET_GROWTH_PER_4X = 5
 const TARGET_MEMORY_PER_FILE_BYTE = 2
 const RUNS = 3
 
-/** Written beside the logs and preloaded into each child: its peak RSS (KiB) goes to fd 3 when it exits. */
-const PEAK_RSS_PRELOAD = "process.on('exit', () => require('node:fs').writeSync(3, String(process.resourceUsage().maxRSS)))\n"
+/**
+ * Written beside the logs and preloaded into each child (the command's worker inherits it and stays silent): when the
+ * process exits, its peak RSS (KiB) and CPU time (µs, all threads) go to fd 3.
+ */
+const USAGE_PRELOAD = `if (require('node:worker_threads').isMainThread) process.on('exit', () => {
+  const usage = process.resourceUsage()
+  require('node:fs').writeSync(3, usage.maxRSS + ' ' + (usage.userCPUTime + usage.systemCPUTime))
+})
+`
 
 /**
  * Record one conversation on the patched loop, persisted as JSONL (every third turn calls `echo`; an agent-scoped
@@ -56,6 +63,7 @@ async function recordLogs(dir: string, sizes: readonly number[], log: (line: str
 
 interface Run {
   readonly ms: number
+  readonly cpuMs: number
   readonly peakRssBytes: number
   readonly summary: string
 }
@@ -65,12 +73,18 @@ function verifyOnce(path: string, preload: string): Run {
   const child = spawnSync(process.execPath, ['--require', preload, CLI_BIN, 'verify', path, '--quiet'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe', 'pipe'] })
   const ms = performance.now() - started
   if (child.status !== 0) throw new Error(`P3-cli: dsh-context verify ${path} exited ${child.status}: ${child.stderr}`)
-  return { ms, peakRssBytes: Number(child.output[3]) * 1024, summary: child.stdout.trim() }
+  const [rssKib, cpuMicros] = String(child.output[3]).split(' ').map(Number) as [number, number]
+  return { ms, cpuMs: cpuMicros / 1000, peakRssBytes: rssKib * 1024, summary: child.stdout.trim() }
 }
 
 function verifyMedian(path: string, preload: string): Run {
   const runs = Array.from({ length: RUNS }, () => verifyOnce(path, preload))
-  return { ms: median(runs.map(run => run.ms)), peakRssBytes: median(runs.map(run => run.peakRssBytes)), summary: (runs[0] as Run).summary }
+  return {
+    ms: median(runs.map(run => run.ms)),
+    cpuMs: median(runs.map(run => run.cpuMs)),
+    peakRssBytes: median(runs.map(run => run.peakRssBytes)),
+    summary: (runs[0] as Run).summary,
+  }
 }
 
 const MIB = 1 << 20
@@ -85,14 +99,14 @@ export async function benchCli(quick: boolean, log: (line: string) => void): Pro
   const dir = mkdtempSync(join(tmpdir(), 'bench-p3-cli-'))
   try {
     const files = await recordLogs(dir, sizes, log)
-    const preload = join(dir, 'peak-rss.cjs')
-    writeFileSync(preload, PEAK_RSS_PRELOAD)
+    const preload = join(dir, 'usage.cjs')
+    writeFileSync(preload, USAGE_PRELOAD)
     const startup = verifyMedian(files.get(0) as string, preload)
     const points = sizes.map(size => {
       const path = files.get(size) as string
       const run = verifyMedian(path, preload)
-      log(`P3-cli ${size} turns: ${significant(run.ms / 1000)} s, peak RSS ${significant(run.peakRssBytes / MIB)} MiB`)
-      return { size, path, bytes: statSync(path).size, run, workMs: Math.max(run.ms - startup.ms, 1), memory: (run.peakRssBytes - startup.peakRssBytes) / statSync(path).size }
+      log(`P3-cli ${size} turns: ${significant(run.ms / 1000)} s (CPU ${significant(run.cpuMs / 1000)} s), peak RSS ${significant(run.peakRssBytes / MIB)} MiB`)
+      return { size, path, bytes: statSync(path).size, run, workMs: Math.max(run.cpuMs - startup.cpuMs, 1), memory: (run.peakRssBytes - startup.peakRssBytes) / statSync(path).size }
     })
     const growth = points.slice(1).map((point, i) => {
       const previous = points[i] as (typeof points)[number]
@@ -105,6 +119,7 @@ export async function benchCli(quick: boolean, log: (line: string) => void): Pro
         counts === null ? '?' : `${Number(counts[2]).toLocaleString('en-US')} / ${Number(counts[1]).toLocaleString('en-US')}`,
         significant(point.bytes / MIB),
         significant(point.run.ms / 1000),
+        significant(point.run.cpuMs / 1000),
         significant(point.workMs / 1000),
         i === 0 ? '-' : `×${significant(growth[i - 1] as number, 2)}`,
         significant(point.run.peakRssBytes / MIB),
@@ -119,22 +134,23 @@ export async function benchCli(quick: boolean, log: (line: string) => void): Pro
       method: 'A real patched loop records one conversation persisted as JSONL (every third turn calls `echo`; an '
         + 'agent-scoped listener keeps the last 6 nodes, so nearly every request carries a `request/projection`); the '
         + `logs are its first ${sizes.map(size => size.toLocaleString('en-US')).join(', ')} turns. \`dsh-context verify --quiet\` `
-        + `runs as a child process (median of ${RUNS}); start-up is the same run on the header-only log. Peak RSS is the `
-        + 'child\'s `process.resourceUsage().maxRSS`, taken at exit by a preloaded module. Growth is normalized to a 4× step in turns.',
-      target: `verify time (start-up subtracted) grows ≤ ×${TARGET_GROWTH_PER_4X} per 4× turns; peak RSS above start-up ≤ ${TARGET_MEMORY_PER_FILE_BYTE}× the file size on the largest log`,
+        + `runs as a child process (median of ${RUNS}); start-up is the same run on the header-only log. CPU time (all `
+        + 'threads) and peak RSS are the child\'s `process.resourceUsage()`, taken at exit by a preloaded module; growth is '
+        + 'measured on CPU time, which other load on a shared machine does not inflate, and normalized to a 4× step in turns.',
+      target: `verify CPU time (start-up subtracted) grows ≤ ×${TARGET_GROWTH_PER_4X} per 4× turns; peak RSS above start-up ≤ ${TARGET_MEMORY_PER_FILE_BYTE}× the file size on the largest log`,
       verdict: verdict(
         worstGrowth <= TARGET_GROWTH_PER_4X && largest.memory <= TARGET_MEMORY_PER_FILE_BYTE,
         `growth ≤ ×${significant(worstGrowth, 2)} per 4×, memory ×${significant(largest.memory, 2)} the file at ${largest.size.toLocaleString('en-US')} turns`,
       ),
       table: {
-        columns: ['turns', 'events / requests', 'file MiB', 'verify s', 'minus start-up s', 'growth per 4×', 'peak RSS MiB', 'RSS above start-up / file'],
+        columns: ['turns', 'events / requests', 'file MiB', 'verify s', 'CPU s', 'CPU minus start-up s', 'growth per 4×', 'peak RSS MiB', 'RSS above start-up / file'],
         rows,
       },
       notes: [
-        `Start-up (header-only log): ${significant(startup.ms / 1000)} s, peak RSS ${significant(startup.peakRssBytes / MIB)} MiB.`,
+        `Start-up (header-only log): ${significant(startup.ms / 1000)} s, CPU ${significant(startup.cpuMs / 1000)} s, peak RSS ${significant(startup.peakRssBytes / MIB)} MiB.`,
         'The command reads the log a megabyte at a time and keeps only the surface\'s message-bearing nodes; it runs in a '
-          + 'worker with a 4 MiB young generation, so parse garbage does not inflate the peak. On small logs the peak is '
-          + 'dominated by a fixed 10-20 MiB of heap growth (compiled code, heap pages), hence the larger ratios there.',
+          + 'worker with a 4 MiB young generation, so parse garbage does not inflate the peak. On small logs a fixed few MiB '
+          + 'of heap growth (compiled code, heap pages) weighs more, hence the larger ratio there.',
         'Before issue 12 the CLI rebuilt the tool-call units of the whole surface for every projected request, so verify '
           + 'grew with requests × surface (1k/2k/4k/8k turns: 0.66/1.4/4.1/17.5 s). It now checks each projection with '
           + 'the core\'s `checkProjection` over an index kept as the surface grows, so a request costs what it sends.',
