@@ -182,6 +182,7 @@ cat > "$WORK/tc/tsconfig.json" <<'JSON'
       "@deepseek-ai/dsh-agent": ["./tree/packages/core/agent/src/index.ts"],
       "@deepseek-ai/dsh-agent-loop": ["./tree/packages/core/agent-loop/src/index.ts"],
       "@deepseek-ai/dsh-agent-loop/invariant": ["./tree/packages/core/agent-loop/src/invariant.ts"],
+      "@deepseek-ai/dsh-agent-loop/context-policy": ["./tree/packages/core/agent-loop/src/context-policy.ts"],
       "@deepseek-ai/dsh-session": ["./tree/packages/core/session/src/index.ts"],
       "@deepseek-ai/dsh-session/types": ["./tree/packages/core/session/src/types.ts"],
       "@deepseek-ai/dsh-session/surface": ["./tree/packages/core/session/src/surface.ts"],
