@@ -84,7 +84,7 @@ export interface LiveOptions {
 }
 
 /** The adapter's settings for a live session. */
-export interface LiveRoute {
+interface LiveRoute {
   readonly provider: typeof LIVE_PROVIDER
   readonly model: string
   /** The endpoint the adapter resolved (config, then `DEEPSEEK_BASE_URL`, then the public API). */
@@ -116,7 +116,7 @@ export interface LiveLoop {
  * @param maxTokens - the output cap per request.
  * @returns the `@deepseek-ai/dsh-llm-deepseek` config.
  */
-export function liveAdapterConfig(model: string, contextWindow: number, maxTokens: number): DeepSeek.Config {
+function liveAdapterConfig(model: string, contextWindow: number, maxTokens: number): DeepSeek.Config {
   return { reasoningEffort: LIVE_DEFAULTS.reasoningEffort, maxTokens, models: [{ id: model, contextWindow }] }
 }
 

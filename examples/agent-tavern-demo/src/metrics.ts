@@ -59,7 +59,7 @@ function sameHeader(a: GenerateOptions, b: GenerateOptions): boolean {
  * @param current - this request.
  * @returns reused tokens.
  */
-export function reusedPrefix(meter: RequestPricer, previous: GenerateOptions, current: GenerateOptions): number {
+function reusedPrefix(meter: RequestPricer, previous: GenerateOptions, current: GenerateOptions): number {
   if (!sameHeader(previous, current)) return 0
   let reused = meter.estimateHeader(requestEnvelope(current.system, current.tools))
   for (let i = 0; i < current.messages.length; i++) {

@@ -94,7 +94,7 @@ function languageOf(text: string): StoryLanguage {
  * @param text - any text.
  * @returns its tokens.
  */
-export function providerTokens(text: string): number {
+function providerTokens(text: string): number {
   let cjk = 0
   for (const char of text) if (CJK.test(char)) cjk++
   return Math.ceil(cjk * 0.75 + (text.length - cjk) / 3.6)

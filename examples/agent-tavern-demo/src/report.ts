@@ -16,7 +16,7 @@ import type { DemoReport, SessionReport } from './run.ts'
  * @param rows - cells, one array per row.
  * @returns the lines, header and rule first.
  */
-export function textTable(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string[] {
+function textTable(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string[] {
   const cells = [header, ...rows].map(row => row.map(String))
   const widths = header.map((_, i) => Math.max(...cells.map(row => (row[i] ?? '').length)))
   const line = (row: readonly string[]): string => row.map((cell, i) => cell.padEnd(widths[i] as number)).join('  ').trimEnd()

@@ -70,7 +70,7 @@ export interface SessionReport {
 }
 
 /** One printed target. */
-export interface Target {
+interface Target {
   readonly name: string
   readonly value: string
   readonly pass: boolean
@@ -227,7 +227,7 @@ const percent = (value: number): string => `${(value * 100).toFixed(1)}%`
  * @param managed - the `agent-managed` session.
  * @returns the targets in print order.
  */
-export function judge(native: SessionReport, managed: SessionReport): Target[] {
+function judge(native: SessionReport, managed: SessionReport): Target[] {
   const sessions = [native, managed]
   const rows = sessions.flatMap(session => session.rows)
   const reported = rows.length > 0 && rows.every(row => row.provider !== undefined)
