@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Apply the agent/context seam to a DeepSeek Harness source checkout at 0.1.0-rc.8.
+# Apply the agent/context seam stack (packages/agent-loop-patch/source/<n>-*/, in order) to a DeepSeek Harness source
+# checkout at 0.1.0-rc.8.
 # Usage: scripts/apply-upstream-patch.sh [--commit] <dsh-checkout>
 #   --commit  apply with `git am` (one commit per patch) instead of changing the working tree only.
 # Refuses a checkout that is not rc.8, or whose files the series touches differ from rc.8; applies nothing unless the
@@ -18,7 +19,7 @@ identity=$(node -e 'const p = require(process.argv[1]); console.log(`${p.name}@$
 [ "$identity" = '@deepseek-ai/dsh-root@0.1.0-rc.8' ] \
   || refuse "its root package.json is $identity; the series is for @deepseek-ai/dsh-root@0.1.0-rc.8"
 
-patches=("$SERIES"/[0-9][0-9][0-9][0-9]-*.patch)
+patches=("$SERIES"/[0-9]-*/[0-9][0-9][0-9][0-9]-*.patch)
 [ -e "${patches[0]}" ] || { echo "apply-upstream-patch: no patch series in $SERIES" >&2; exit 2; }
 series=$(mktemp)
 trap 'rm -f "$series"' EXIT
@@ -29,9 +30,13 @@ if git -C "$dsh" apply --reverse --check "$series" 2>/dev/null; then
   exit 0
 fi
 
-# Every file the series changes must be rc.8's: its blob id must match the pre-image id recorded in the series.
+# Every file the series changes must be rc.8's: its blob id must match the first pre-image id the stack records for it
+# (a later step's pre-image is an earlier step's result).
 changed=0
+declare -A seen=()
 while read -r pre path; do
+  [ -z "${seen[$path]:-}" ] || continue
+  seen[$path]=1
   [ "$pre" = 0000000 ] && { [ ! -e "$dsh/$path" ] || { echo "  $path: exists, the series creates it"; changed=1; }; continue; }
   [ -f "$dsh/$path" ] || { echo "  $path: missing"; changed=1; continue; }
   blob=$(git hash-object "$dsh/$path")
@@ -54,12 +59,13 @@ cat <<EOF
 
 Next steps in $dsh (Node ^22.19 || >=24, pnpm):
   pnpm install
-  pnpm run gen-persistence-catalog   # regenerate docs/persistence-catalog.md for request/projection
   pnpm run build                     # tsc emits lib/types, tsdown bundles lib/
   pnpm exec vitest run packages/core/agent-loop packages/core/session   # DSH's suites plus the seam specs
 
 Managed mode (a plugin chooses the history each request sends) is then available on every agent:
-  - the built loop reports it: ctx.agentLoop.contextSeam === 1 (AGENT_CONTEXT_SEAM from @deepseek-ai/dsh-agent-loop);
+  - a build with the seam lists it: KNOWN_SESSION_EVENT_TYPES.has('request/projection') (@deepseek-ai/dsh-session);
+  - a ready policy: the @deepseek-ai/dsh-agent-loop/context-policy plugin (keep recent nodes plus anchors), e.g.
+      dsh --profile headless --patch examples/headless-agent/context-policy.patch.yml "<task>"
   - a context policy listens on the agent's own context, so it applies to that agent only:
       agent.ctx.on('agent/context', async ({ nodes, requiredSeqs }, next) => {
         const all = await next()
@@ -68,5 +74,5 @@ Managed mode (a plugin chooses the history each request sends) is then available
     or mount such a plugin in the agent's preset or setup (e.g. AgentTavern with contextMode 'agent-managed');
   - each partial selection is logged as request/projection; logs that carry it resume only on a build with this
     series (stock rc.8 refuses them with SessionFormatUnsupportedError).
-The proposal: $root/rfcs/0001-agent-context-seam.md
+The proposals, one per step: $root/rfcs/0001-agent-context-seam.md, 0002-log-intent.md, 0003-projection-aware-compaction.md
 EOF
