@@ -12,6 +12,7 @@ import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-context/loo
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { isSummarization } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
+import { expectAnswerable } from '../seam/support.ts'
 
 const dsh = await patchedDsh()
 
@@ -119,20 +120,8 @@ describe('safe selection through the real loop', () => {
       const sent = all.filter(request => !isSummarization(request))
       all.forEach((request, i) => {
         if (isSummarization(request)) return
-        const { input, clock: newestClock } = expectations[i] as { input: string; clock: string }
-        const texts = request.messages.map(text)
-        expect(request.messages[0]?.role).toBe('user')
-        expect(request.messages[0]?.content.some(b => b.type === 'tool-result')).toBe(false)
-        expect(texts).toContain(input)
-        expect(texts.some(t => t.endsWith(newestClock))).toBe(true)
-        const open = new Set<string>()
-        for (const message of request.messages) {
-          for (const block of message.content) {
-            if (block.type === 'tool-call') open.add(block.id)
-            if (block.type === 'tool-result') expect(open.delete(block.toolCallId)).toBe(true)
-          }
-        }
-        expect([...open]).toEqual([])
+        const { input, clock } = expectations[i] as { input: string; clock: string }
+        expectAnswerable(request, input, clock)
       })
       const replayed = replayRequests(agent.session.events)
       expect(replayed).toHaveLength(sent.length)

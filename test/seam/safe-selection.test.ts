@@ -6,14 +6,13 @@
 
 import { setTimeout } from 'node:timers/promises'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
 import { projectionEvents } from '@dsh-context/agent-context'
 import type { BootedLoop } from '@dsh-context/loop-testkit'
 import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, textReply } from '@dsh-context/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import { isSummarization } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { expectEveryRequestReplayed, loopRequests } from '../compaction/support.ts'
-import { aborted, expectRequestsRebuiltFromLog, listenerLatch, requestsOf, textOf } from './support.ts'
+import { aborted, expectAnswerable, expectRequestsRebuiltFromLog, listenerLatch, requestsOf, textOf } from './support.ts'
 
 const dsh = await patchedDsh()
 
@@ -22,21 +21,6 @@ declare module '@deepseek-ai/dsh-session' {
     /** A listener's own log-only record, written after its turn was aborted. */
     'plugin/late': { note: string }
   }
-}
-
-/** Every property of an answerable request, checked on what the adapter received. */
-function expectAnswerable(request: GenerateOptions, turnInput: string): void {
-  expect(request.messages[0]?.role).toBe('user')
-  expect(request.messages[0]?.content.some(block => block.type === 'tool-result')).toBe(false)
-  expect(request.messages.some(message => textOf(message).includes(turnInput))).toBe(true)
-  const calls = new Set<string>()
-  for (const message of request.messages) {
-    for (const block of message.content) {
-      if (block.type === 'tool-call') calls.add(block.id)
-      if (block.type === 'tool-result') expect(calls.delete(block.toolCallId)).toBe(true)
-    }
-  }
-  expect([...calls]).toEqual([])
 }
 
 async function converse(loop: BootedLoop, agent: Agent, turns: number): Promise<string[]> {

@@ -53,3 +53,26 @@ export function listenerLatch(): { enter: () => void; cancelInside: (loop: Boote
 export function aborted(signal: AbortSignal): Promise<void> {
   return new Promise(resolve => signal.addEventListener('abort', () => resolve(), { once: true }))
 }
+
+/**
+ * Assert what makes a request answerable (RFC 0001 invariant 2) on what the adapter received: it opens with user input,
+ * carries the turn's input (and the newest runtime context, when given), and orphans no tool call or result.
+ * @param request - a request as the adapter received it.
+ * @param turnInput - the text of the turn's user message.
+ * @param context - text the newest runtime-context snapshot ends with.
+ */
+export function expectAnswerable(request: GenerateOptions, turnInput: string, context?: string): void {
+  const texts = request.messages.map(textOf)
+  expect(request.messages[0]?.role).toBe('user')
+  expect(request.messages[0]?.content.some(block => block.type === 'tool-result')).toBe(false)
+  expect(texts.some(text => text.includes(turnInput))).toBe(true)
+  if (context !== undefined) expect(texts.some(text => text.endsWith(context))).toBe(true)
+  const calls = new Set<string>()
+  for (const message of request.messages) {
+    for (const block of message.content) {
+      if (block.type === 'tool-call') calls.add(block.id)
+      if (block.type === 'tool-result') expect(calls.delete(block.toolCallId)).toBe(true)
+    }
+  }
+  expect([...calls]).toEqual([])
+}
