@@ -1,21 +1,42 @@
 /**
- * Runtime detection of the seam through what it adds: the `request/projection` session event type.
+ * Runtime detection of the seam through what it adds: the app's dsh-session knows the `request/projection` event type.
  * @module @dsh-context/agent-loop-patch/capability
  */
 
 import type { Context } from '@deepseek-ai/cordis'
-import { KNOWN_SESSION_EVENT_TYPES } from '@deepseek-ai/dsh-session'
 
-/** The seam version this package implements (the `agent/context` payload and `request/projection` format). */
+/** The version of the seam's payload and `request/projection` format this package implements. */
 export const AGENT_CONTEXT_SEAM = 1
 
+/** The part of the app's `ctx.sessions` the probe uses: a session built outside the store. */
+interface ProbeStore {
+  prepare(id: string): { append(type: string, data: unknown, options: { ignorable: true }): unknown }
+}
+
+const answers = new WeakMap<object, boolean>()
+let probes = 0
+
 /**
- * Whether the app in `ctx` runs an agent loop with the `agent/context` seam. The seam's dsh-session declares the
- * `request/projection` event, so a build whose `KNOWN_SESSION_EVENT_TYPES` lists it has the seam; a stock build does
- * not, and refuses logs that carry the event.
+ * Whether the app in `ctx` runs DSH with the `agent/context` seam. The seam's dsh-session lists `request/projection`
+ * in `KNOWN_SESSION_EVENT_TYPES`; the app's own session module answers, not this package's import of it: a session
+ * prepared by `ctx.sessions` (outside the store, so nothing is published) refuses to mark a known type ignorable, and a
+ * stock build, which does not know the type, accepts it. The answer is kept per session store.
  * @param ctx - any context of the app.
- * @returns false on a stock DSH build or without an agent loop.
+ * @returns false on a stock DSH build, or without an agent loop or a session store.
  */
 export function hasAgentContextSeam(ctx: Context): boolean {
-  return ctx.get('agentLoop') !== undefined && KNOWN_SESSION_EVENT_TYPES.has('request/projection')
+  const sessions = ctx.get('sessions') as ProbeStore | undefined
+  if (ctx.get('agentLoop') === undefined || sessions === undefined) return false
+  let known = answers.get(sessions)
+  if (known === undefined) {
+    const probe = sessions.prepare(`agent-context-seam-probe-${++probes}`)
+    try {
+      probe.append('request/projection', {}, { ignorable: true })
+      known = false
+    } catch (error: unknown) {
+      known = (error as { code?: unknown } | null)?.code === 'IGNORABLE_KNOWN_TYPE'
+    }
+    answers.set(sessions, known)
+  }
+  return known
 }
