@@ -3,8 +3,8 @@
  * `session.deriveMessages()`, on one real stock session at 1,000 and 10,000 surface nodes.
  *
  * The series' code is the series itself: `series.sh apply` writes step 1 onto the rc.8 snapshot, and the seam's files
- * it adds (the host, its listener query, `hasAgentListener` from dsh-agent's dispatch, the generated session modules)
- * are transpiled with the workspace's TypeScript and bound to the unmodified npm rc.8 packages under `stock/`. Type
+ * it adds (the host, its listener query, dsh-agent's dispatch with `has()`, the generated session modules) are
+ * transpiled with the workspace's TypeScript and bound to the unmodified npm rc.8 packages under `stock/`. Type
  * checking of those files is upstream-checks' job; this bench times them.
  * @module bench/p1-src
  */
@@ -31,6 +31,14 @@ const MIN_EVENTS_PER_NODE = 5
 
 /** The series' host entry, as the patched `ReactLoopAgent.step()` calls it. */
 type SeriesHost = (agent: Agent, dispatch: AgentEventDispatch, request: { turn: number; step: number; system: string; tools: readonly never[]; signal: AbortSignal }) => Promise<Message[]>
+/** The series' dispatcher: DSH's `AgentEventDispatch` plus the proposed `has()` listener query. */
+type SeriesDispatch = AgentEventDispatch & { has(name: 'agent/context'): boolean }
+
+/** What the series adds that the step calls. */
+interface Series {
+  readonly host: SeriesHost
+  readonly agentEvents: (ctx: unknown, agent: Agent) => SeriesDispatch
+}
 
 /** The entry file of an npm package under `stock/`, from its `exports["."]`. */
 function stockEntry(name: string): string {
@@ -45,9 +53,9 @@ function stockEntry(name: string): string {
 /**
  * Apply step 1 of the series to the rc.8 snapshot and transpile the seam's files into `out`, their imports bound to
  * the stock npm packages plus the transpiled files.
- * @returns the series' host entry, or why it cannot be built here.
+ * @returns the series' host entry and dispatcher factory, or why they cannot be built here.
  */
-async function seriesHost(out: string): Promise<SeriesHost | string> {
+async function seriesModules(out: string): Promise<Series | string> {
   const snapshot = process.env['DSH_SRC'] ?? join(ROOT, '../shared/dsh-src/0.1.0-rc.8')
   if (!existsSync(join(snapshot, 'package.json'))) return `no DSH rc.8 snapshot at ${snapshot} (set DSH_SRC)`
   const tree = join(out, 'dsh')
@@ -96,7 +104,8 @@ async function seriesHost(out: string): Promise<SeriesHost | string> {
     writeFileSync(js(file), bound)
   }
   const host = await import(pathToFileURL(js('packages/core/agent-loop/src/context-host.ts')).href) as { projectRequestMessages: SeriesHost }
-  return host.projectRequestMessages
+  const dispatch = await import(pathToFileURL(js('packages/core/agent/src/dispatch.ts')).href) as { agentEvents: Series['agentEvents'] }
+  return { host: host.projectRequestMessages, agentEvents: dispatch.agentEvents }
 }
 
 /** Milliseconds per call of `call`, in batches alternated with `other`'s batches; medians of both. */
@@ -131,23 +140,25 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
     id: 'P1-src',
     title: 'No-listener overhead of the source series\' step',
     method: 'Step 1 of the source series (`series.sh apply --steps 1` on the rc.8 snapshot); its seam files (the host, '
-      + '`hasContextListener`, dsh-agent\'s `hasAgentListener`, the generated dsh-session modules) transpiled with the '
+      + 'its listener query, dsh-agent\'s dispatch with `has()`, the generated dsh-session modules) transpiled with the '
       + 'workspace\'s TypeScript and bound to the unmodified npm rc.8 packages. One real stock AgentLoop session grows '
       + 'by the scripted conversation (every third turn calls `echo`) to each size; with no `agent/context` listener, '
-      + 'batches of the series\' step (`await projectRequestMessages(agent, dispatch, request)`) alternate with batches '
-      + 'of the stock step\'s `session.deriveMessages()` on that session; medians of the batch means.',
+      + 'batches of the series\' step selection (its `agent.ts`: `dispatch.has(\'agent/context\') ? await '
+      + 'projectRequestMessages(...) : session.deriveMessages()`) alternate with batches of the stock step\'s '
+      + '`session.deriveMessages()` on that session; medians of the batch means.',
     target: `series/stock time per step ≤ ${TARGET} at 1,000 and 10,000 surface nodes with ≥ ${MIN_EVENTS_PER_NODE} events per node`,
   }
   try {
-    const host = await seriesHost(out)
-    if (typeof host === 'string') {
-      return { ...section, verdict: `pending: ${host}`, table: { columns: ['surface nodes'], rows: [] } }
+    const series = await seriesModules(out)
+    if (typeof series === 'string') {
+      return { ...section, verdict: `pending: ${series}`, table: { columns: ['surface nodes'], rows: [] } }
     }
     const dsh: DshModules = await stockDsh()
     const loop = await bootLoop(dsh, { invariants: false, fallback: conversationReply() })
     const agent = loop.create('p1-src')
-    const dispatch = dsh.agent.agentEvents(loop.ctx, agent)
+    const dispatch = series.agentEvents(loop.ctx, agent)
     const request = { turn: 1, step: 1, system: '', tools: [] as const, signal: new AbortController().signal }
+    const step = (): Message[] | Promise<Message[]> => dispatch.has('agent/context') ? series.host(agent, dispatch, request) : agent.session.deriveMessages()
     const sizes = quick ? [1_000] : [1_000, 10_000]
     const rows: string[][] = []
     const ratios: number[] = []
@@ -158,19 +169,20 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
       const { session } = agent
       const perNode = session.events.length / session.surface.nodes.length
       density.push(perNode)
-      const same = JSON.stringify(await host(agent, dispatch, request)) === JSON.stringify(session.deriveMessages())
+      const same = JSON.stringify(await step()) === JSON.stringify(session.deriveMessages())
+        && JSON.stringify(await series.host(agent, dispatch, request)) === JSON.stringify(session.deriveMessages())
       if (!same) throw new Error('P1-src: the series\' step does not send what deriveMessages() derives')
-      const [series, stock] = await lockstep(() => host(agent, dispatch, request), () => session.deriveMessages(), quick ? 200 : 1_000, quick ? 5 : 15)
-      ratios.push(series / stock)
+      const [seriesMs, stock] = await lockstep(step, () => session.deriveMessages(), quick ? 200 : 1_000, quick ? 5 : 15)
+      ratios.push(seriesMs / stock)
       rows.push([
         `${session.surface.nodes.length}`,
         `${session.events.length}`,
         perNode.toFixed(1),
         significant(stock * 1000),
-        significant(series * 1000),
-        significant(series / stock),
+        significant(seriesMs * 1000),
+        significant(seriesMs / stock),
       ])
-      log(`P1-src ${nodes} nodes: series ${significant(series * 1000)} µs, stock ${significant(stock * 1000)} µs`)
+      log(`P1-src ${nodes} nodes: series ${significant(seriesMs * 1000)} µs, stock ${significant(stock * 1000)} µs`)
     }
     await (loop.ctx as unknown as { fiber: { dispose(): Promise<unknown> } }).fiber.dispose()
     const worst = Math.max(...ratios)
@@ -183,9 +195,10 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
         rows,
       },
       notes: [
-        'Without a listener for the agent, the series\' step asks dsh-agent\'s `hasAgentListener()` (the hook selection of '
-          + 'cordis `dispatch()`, read without dispatching) and returns `session.deriveMessages()`; the offer is derived only '
-          + 'when a listener would run. The two sides read the same session, so deriveMessages()\' own cache serves both.',
+        'Without a listener for the agent, the series\' step asks the proposed `AgentEventDispatch.has()` (the hook '
+          + 'selection of cordis `dispatch()`, read without dispatching, the event service read once per context) and '
+          + 'calls `session.deriveMessages()` itself; the host, and its offer, run only when a listener would run (or, within '
+          + 'a step, once they ran). The two sides read the same session, so deriveMessages()\' own cache serves both.',
       ],
     }
   } finally {
