@@ -24,7 +24,9 @@
 #              passes `dsh-context verify` and `dsh-context inspect` shows its projected requests
 #   unpatched  agent-managed is refused with AgentTavern's capability error before any request; dsh-native runs
 # The last line is `N passed, N failed` over the checks listed above it. --patched-only skips the unpatched copy.
-# Env: SOURCE_CHECKOUT_WORK, TURNS (default 24), WINDOW (default 24000).
+# Env: SOURCE_CHECKOUT_WORK, TURNS (default 24), WINDOW (default 24000); SOURCE_CHECKOUT_EXTRA: patch files
+# (`git format-patch` output) applied with `git am` after the series, to try fixes before they join the series
+# (the run says so; CI sets none).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${DSH_CONTEXT_TOOLCHAIN:-}" ]; then
@@ -100,6 +102,13 @@ else
   die 'the series does not apply to this checkout'
 fi
 
+if [ -n "${SOURCE_CHECKOUT_EXTRA:-}" ]; then
+  read -r -a extra <<< "$SOURCE_CHECKOUT_EXTRA"
+  git -C "$WORK/patched" am -q "${extra[@]}" || die "the extra patches do not apply: ${extra[*]}"
+  echo "EXTRA patches applied after the series (not part of it): ${extra[*]}"
+  check "extra patches applied after the series: ${extra[*]##*/}" 0
+fi
+
 # --- DSH's pinned pnpm, install, build, gates ----------------------------------------------------------------------
 pm=$(node -e 'console.log(require(process.argv[1]).packageManager ?? "")' "$WORK/patched/package.json")
 case $pm in pnpm@[0-9]*) ;; *) die "the checkout's packageManager is '$pm', not pnpm@<version>" ;; esac
@@ -163,7 +172,7 @@ check 'patched: pnpm run duplication (jscpd)' "${GATES[patched.duplication]}"
 
 # --- the dependents' test suites, unprivileged ---------------------------------------------------------------------
 step 'dependents of the packages the series touches'
-node "$here/dependents.mjs" "$WORK/patched" "${patches[@]}" > "$WORK/dependents.json"
+PATH=$DSH_PATH node "$here/dependents.mjs" "$WORK/patched" "${patches[@]}" > "$WORK/dependents.json"
 node -e 'const d = require(process.argv[1]); console.log(`touched: ${d.touched.join(", ")}\n${d.dependents.length} packages depend on them (themselves included)`)' "$WORK/dependents.json"
 mapfile -t test_dirs < <(node -e 'for (const d of require(process.argv[1]).dependents) console.log(`${d}/`)' "$WORK/dependents.json")
 

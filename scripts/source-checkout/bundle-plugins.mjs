@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Bundle the plugins the managed-mode run inserts into a DSH checkout's headless profile, with the checkout's own
-// bundler (rolldown, through its tsdown): tavern-host (AgentTavern), the projection-aware compaction engine and the
-// scripted user. Every @deepseek-ai/* import stays external and resolves, through <out>/node_modules symlinks, to the
+// bundler (rolldown, through its tsdown): tavern-host (AgentTavern) and the scripted user. (The projection-aware
+// compaction engine is the series' own `@deepseek-ai/dsh-compaction-basic/projection`, loaded by name.) Every @deepseek-ai/* import stays external and resolves, through <out>/node_modules symlinks, to the
 // checkout's workspace packages: the plugins share the CLI's module instances (one dsh-session, one cordis).
 // Usage: bundle-plugins.mjs <checkout> <out-dir>
 import { execFileSync } from 'node:child_process'
@@ -21,27 +21,16 @@ const tsdown = realpathSync(join(checkout, 'node_modules/tsdown'))
 const { rolldown } = await import(pathToFileURL(createRequire(join(tsdown, 'package.json')).resolve('rolldown')).href)
 
 rmSync(out, { recursive: true, force: true })
-/**
- * One bundle. The compaction engine imports the series' compaction-basic exports, so it is bundled apart from the
- * tavern: the tavern then also loads on an unpatched checkout, where it refuses agent-managed with its capability
- * error. Neither shares state with the other (AgentTavern keeps its own UsageCalibration).
- */
-async function bundle(input) {
-  const build = await rolldown({
-    input,
-    platform: 'node',
-    external: id => /^@deepseek-ai\//.test(id),
-    // The workspace packages are side-effect free: a bundle holds only the modules whose bindings it uses.
-    treeshake: { moduleSideEffects: id => !id.startsWith(`${root}/packages/`) },
-  })
-  const { output } = await build.write({ dir: out, format: 'esm', entryFileNames: '[name].mjs', chunkFileNames: '[name]-[hash].mjs' })
-  await build.close()
-  return output
-}
-const output = [
-  ...await bundle({ 'compaction-effective-projection': join(root, 'packages/compaction-effective-projection/lib/index.js') }),
-  ...await bundle({ 'agent-tavern-host': join(here, 'tavern-host.mjs'), 'scripted-user': join(here, 'scripted-user.mjs') }),
-]
+const build = await rolldown({
+  input: { 'agent-tavern-host': join(here, 'tavern-host.mjs'), 'scripted-user': join(here, 'scripted-user.mjs') },
+  platform: 'node',
+  external: id => /^@deepseek-ai\//.test(id),
+  // The workspace packages are side-effect free: the bundle holds only the modules whose bindings it uses (AgentTavern
+  // imports two pure functions of compaction-effective-projection, not its engine).
+  treeshake: { moduleSideEffects: id => !id.startsWith(`${root}/packages/`) },
+})
+const { output } = await build.write({ dir: out, format: 'esm', entryFileNames: '[name].mjs', chunkFileNames: '[name]-[hash].mjs' })
+await build.close()
 
 const packageOf = id => id.split('/').slice(0, 2).join('/')
 const externals = [...new Set(output.flatMap(chunk => [...(chunk.imports ?? []), ...(chunk.dynamicImports ?? [])]).filter(id => id.startsWith('@deepseek-ai/')).map(packageOf))].sort()
