@@ -8,8 +8,9 @@
 # from the workspace modules by generate.ts (the workspace is their one source); `sync` regenerates them.
 #
 #   series.sh checkout DIR     copy the rc.8 snapshot to DIR, commit it (tag rc.8) and `git am` every step
-#   series.sh sync DIR         in a checkout: regenerate the generated files and refresh each step's Agent Note from
-#                              its rfcs/ file, amending the commits that carry them (a rebase onto rc.8 in DIR)
+#   series.sh sync DIR         in a checkout: regenerate the generated files and refresh each step's Agent Note (and its
+#                              zh twin and pair record) from its rfcs/ files, amending the commits that carry them (a
+#                              rebase onto rc.8 in DIR)
 #   series.sh export DIR       sync, then write DIR's commits after rc.8 back as the series, split into step folders
 #   series.sh apply DIR [--steps N] [PATH...]
 #                              copy the snapshot to DIR, `git apply --check` then apply the first N steps (default
@@ -29,6 +30,7 @@ EXTRA=(
   docs/architecture.zh.md docs/architecture.i18n.yaml
   docs/persistence-catalog.md docs/persistence-catalog.zh.md docs/persistence-catalog.i18n.yaml
   examples/headless-agent/README.md examples/headless-agent/README.zh.md examples/headless-agent/README.i18n.yaml
+  docs/subsystems/session.md docs/subsystems/session.zh.md docs/subsystems/session.i18n.yaml
 )
 NOTES=.agents/notes/proposed/architecture
 # step folder | RFC | Agent Note it becomes in the step's docs commit
@@ -85,9 +87,17 @@ sync_commit() {
   for entry in "${STEPS[@]}"; do
     rfc=${entry#*|}; note=${rfc#*|}; rfc=${rfc%%|*}
     if grep -qxF "$note" <<<"$touched"; then
-      [ -f "$root/$rfc" ] || die "$rfc is missing; the note $note is made from it"
+      [ -f "$root/$rfc" ] && [ -f "$root/${rfc%.md}.zh.md" ] || die "$rfc or its .zh.md twin is missing; the note $note is made from them"
       cp "$root/$rfc" "$note"
-      git add "$note"
+      cp "$root/${rfc%.md}.zh.md" "${note%.md}.zh.md"
+      # DSH's bilingual-pair record (docs/i18n/README.md), as `pnpm run verify-translation-pairing --write` writes it.
+      printf '%s\n' '# Bilingual-pair consistency record (docs/i18n/README.md): the git blob hash of each' \
+        '# side as of the last confirmed-consistent state. Both languages carry equal authority;' \
+        '# after editing either side, bring the other along and re-record with:' \
+        "#   pnpm run verify-translation-pairing --write $note" \
+        "$(basename "$note"): $(git hash-object "$note")" \
+        "$(basename "${note%.md}.zh.md"): $(git hash-object "${note%.md}.zh.md")" > "${note%.md}.i18n.yaml"
+      git add "$note" "${note%.md}.zh.md" "${note%.md}.i18n.yaml"
     fi
   done
   git diff --cached --quiet || git commit -q --amend --no-edit --no-verify
