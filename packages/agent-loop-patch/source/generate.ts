@@ -49,8 +49,9 @@ interface Target {
 /**
  * Where each workspace statement goes. What a log says about a request lives in dsh-session beside
  * `foldRequestHeader`: surface nodes, tool units and the required set (the rules a projection is checked by), the
- * `request/projection` fold and its one run decoder, and their errors. The host (the step, the normalizer and its
- * error) lives in dsh-agent-loop.
+ * normalizer, the `request/projection` fold and its one run decoder, replay, and their errors; dsh-agent-loop and
+ * dsh-compaction-basic both read them, and neither depends on the other. The host step lives in dsh-agent-loop;
+ * projection-aware compaction (engine, pure parts, specs) in dsh-compaction-basic.
  */
 const TARGETS: readonly Target[] = [
   { file: `${SESSION}/request-projection.ts`, from: [[`${CORE}/projection.ts`, '*'], [`${CORE}/check.ts`, '*']] },
