@@ -109,7 +109,7 @@ if [ -n "${SOURCE_CHECKOUT_EXTRA:-}" ]; then
   check "extra patches applied after the series: ${extra[*]##*/}" 0
 fi
 
-# --- DSH's pinned pnpm, install, build, gates ----------------------------------------------------------------------
+# --- DSH's pinned pnpm, install, build ------------------------------------------------------------------------------
 pm=$(node -e 'console.log(require(process.argv[1]).packageManager ?? "")' "$WORK/patched/package.json")
 case $pm in pnpm@[0-9]*) ;; *) die "the checkout's packageManager is '$pm', not pnpm@<version>" ;; esac
 mkdir -p "$WORK/tools"
@@ -137,8 +137,17 @@ for tree in "${trees[@]}"; do
   else
     echo "pnpm run build: ok"
   fi
-  [ "$tree" = patched ] || $baseline_gates || continue
+done
+$baseline && check 'unpatched: pnpm run build' "${GATES[unpatched.build]}"
+check "patched: pnpm run build (tsc -b host + client, src and tests; tsdown)" "${GATES[patched.build]}"
 
+# --- AgentTavern managed in the real headless CLI (needs the builds only) ------------------------------------------
+source "$here/cli-runs.sh"
+
+# --- DSH's gates ---------------------------------------------------------------------------------------------------
+gate_trees=(patched)
+$baseline && $baseline_gates && gate_trees=(unpatched patched)
+for tree in "${gate_trees[@]}"; do
   step "static gates ($tree)"
   status=0
   timed "check:ci:static ($tree)" dsh "$tree" pnpm run check:ci:static > "$WORK/$tree.gates.log" 2>&1 || status=$?
@@ -153,8 +162,6 @@ for tree in "${trees[@]}"; do
   done
 done
 step 'static gates side by side'
-gate_trees=(patched)
-$baseline && $baseline_gates && gate_trees=(unpatched patched)
 gate_logs=()
 for tree in "${gate_trees[@]}"; do gate_logs+=("$tree=$WORK/$tree.gates.log"); done
 node "$here/gates-table.mjs" "${gate_logs[@]}"
@@ -164,8 +171,6 @@ for tree in "${gate_trees[@]}"; do
     "$( [ "${GATES[$tree.lint:contracts-ready]}" -eq 0 ] && echo ok || echo FAIL)" \
     "$( [ "${GATES[$tree.duplication]}" -eq 0 ] && echo ok || echo FAIL)"
 done
-$baseline && check 'unpatched: pnpm run build' "${GATES[unpatched.build]}"
-check "patched: pnpm run build (tsc -b host + client, src and tests; tsdown)" "${GATES[patched.build]}"
 check "patched: pnpm run check:ci:static (${GATES[patched.static.line]#run-gates: })" "${GATES[patched.static]}"
 check 'patched: pnpm run lint:contracts-ready (oxlint)' "${GATES[patched.lint:contracts-ready]}"
 check 'patched: pnpm run duplication (jscpd)' "${GATES[patched.duplication]}"
@@ -209,9 +214,6 @@ else
   status=$(node -e 'console.log(require(process.argv[1]).numFailedTests > 0 ? 1 : 0)' "$WORK/results/patched.json")
   check 'dependents (patched only): no failing test' "$status"
 fi
-
-# --- AgentTavern managed in the real headless CLI ------------------------------------------------------------------
-source "$here/cli-runs.sh"
 
 # --- summary -------------------------------------------------------------------------------------------------------
 step 'times'
