@@ -172,7 +172,7 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
       const same = JSON.stringify(await step()) === JSON.stringify(session.deriveMessages())
         && JSON.stringify(await series.host(agent, dispatch, request)) === JSON.stringify(session.deriveMessages())
       if (!same) throw new Error('P1-src: the series\' step does not send what deriveMessages() derives')
-      const [seriesMs, stock] = await lockstep(step, () => session.deriveMessages(), quick ? 200 : 1_000, quick ? 5 : 15)
+      const [seriesMs, stock] = await lockstep(step, () => agent.session.deriveMessages(), quick ? 200 : 1_000, quick ? 5 : 15)
       ratios.push(seriesMs / stock)
       rows.push([
         `${session.surface.nodes.length}`,
