@@ -10,6 +10,7 @@
 # patches of packages/agent-loop-patch/source/ are applied with `git am`, in path order. For each copy:
 #   install   pnpm install --frozen-lockfile with the checkout's pinned pnpm (its packageManager), one store for both
 #   build     pnpm run build (tsc -b host and client, tsdown): DSH's build, which typechecks src and tests
+#   (then the CLI runs below, which need only the builds)
 #   gates     pnpm run check:ci:static (DSH's 37 static gates), pnpm run lint:contracts-ready (oxlint) and
 #             pnpm run duplication (jscpd); on the unpatched copy only with --baseline-gates (rc.8 passes them all;
 #             they cost about 5 minutes). The browser snapshot gate (web-snapshot, `pnpm run test:web:ci`) is not in
