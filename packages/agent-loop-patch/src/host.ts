@@ -16,8 +16,7 @@ import {
   MAX_REVISION_LENGTH,
   NodeIndex,
   normalizeOffer,
-  openTurnStart,
-  pendingProjection,
+  pendingProjectionOf,
   surfaceMark,
 } from '@dsh-context/agent-context'
 import { hasContextListener } from './listeners.ts'
@@ -44,41 +43,71 @@ interface Offer {
   nodes: readonly ContextNode[]
   index: NodeIndex
   requiredSeqs: readonly number[]
-  /** The waterfall's default result; returned unchanged, it needs no normalization. */
-  everything: ContextSelection
+  /** The waterfall's default result, made when a listener first calls `next()`; returned unchanged it needs no normalization. */
+  everything: () => ContextSelection
+  /** Whether {@link Offer.everything} made `selection`. */
+  isEverything: (selection: unknown) => boolean
 }
 
-/** The nodes last offered per session, their index, and where their derivation stopped. */
-const offered = new WeakMap<Session, { mark: NodesMark; nodes: readonly ContextNode[]; index: NodeIndex }>()
+/** Per session: the nodes last offered, their index, where their derivation stopped, and the open turn. */
+interface Offered {
+  mark: NodesMark
+  nodes: readonly ContextNode[]
+  index: NodeIndex
+  /** Log length the open turn was found in. */
+  scanned: number
+  turnStart: number
+}
+
+const offered = new WeakMap<Session, Offered>()
+
+/** The session's events read one at a time: `session.events` copies the whole log after every append. */
+function reader(session: Session): (seq: number) => SessionEvent {
+  return seq => session.eventAt(seq) as SessionEvent
+}
+
+/** Seq of the open turn's `turn/start`, reading only the events appended since the last offer. */
+function openTurn(session: Session, last: Offered | undefined, eventAt: (seq: number) => SessionEvent): number {
+  if (last === undefined) {
+    for (let seq = session.seq - 1; seq >= 0; seq--) if (eventAt(seq).type === 'turn/start') return seq
+    return -1
+  }
+  let turnStart = last.turnStart
+  for (let seq = last.scanned; seq < session.seq; seq++) if (eventAt(seq).type === 'turn/start') turnStart = seq
+  return turnStart
+}
 
 /** The current message-bearing nodes and their index, deriving only the surface nodes appended since the last offer. */
-function currentNodes(session: Session, eventAt: (seq: number) => SessionEvent): { nodes: readonly ContextNode[]; index: NodeIndex } {
+function currentNodes(session: Session): { nodes: readonly ContextNode[]; index: NodeIndex } {
+  const eventAt = reader(session)
   const last = offered.get(session)
   const { added, extends: reuse, mark } = appendedNodes(session.surface, last?.mark, eventAt)
-  const turnStart = openTurnStart(session.events)
+  const turnStart = openTurn(session, last, eventAt)
   let current: { nodes: readonly ContextNode[]; index: NodeIndex }
   if (!reuse || last === undefined) {
-    current = { nodes: added, index: NodeIndex.forLog(added, session.events) }
+    current = { nodes: added, index: NodeIndex.read(added, turnStart, eventAt) }
   } else {
     const { index } = last
     if (index.turnStart !== turnStart) index.startTurn(turnStart)
     for (const node of added) index.push(node.seq, node.message)
     current = { nodes: added.length === 0 ? last.nodes : Object.freeze([...last.nodes, ...added]), index }
   }
-  offered.set(session, { mark, ...current })
+  offered.set(session, { mark, ...current, scanned: session.seq, turnStart })
   return current
 }
 
 function offer(session: Session): Offer {
-  const { events, surface } = session
-  const { nodes, index } = currentNodes(session, seq => events[seq] as SessionEvent)
+  const { surface } = session
+  const { nodes, index } = currentNodes(session)
+  let everything: ContextSelection | undefined
   return {
     generation: surface.replaceGeneration,
     mark: surfaceMark(surface),
     nodes,
     index,
     requiredSeqs: Object.freeze(index.required().map(at => index.seqs[at] as number)),
-    everything: Object.freeze({ include: Object.freeze(nodes.map(node => node.seq)) }),
+    everything: () => everything ??= Object.freeze({ include: Object.freeze(index.seqs.slice(0, nodes.length)) }),
+    isEverything: selection => everything !== undefined && selection === everything,
   }
 }
 
@@ -92,7 +121,7 @@ function moved(session: Session, before: Offer): boolean {
  */
 async function select(agent: Agent, dispatch: AgentEventDispatch, request: ProjectionRequest, current: Offer): Promise<unknown> {
   const payload = { ...request, generation: current.generation, nodes: current.nodes, requiredSeqs: current.requiredSeqs }
-  const everything = (): Promise<ContextSelection> => Promise.resolve(current.everything)
+  const everything = (): Promise<ContextSelection> => Promise.resolve(current.everything())
   let selection: unknown
   try {
     selection = await dispatch.waterfall('agent/context', payload, everything)
@@ -133,15 +162,16 @@ export async function projectRequestMessages(
       throw new AgentContextError('surface-changed', String(agent.id), revisionOf(selection), [current.generation, session.surface.replaceGeneration], 'saw the surface change while its listeners ran, twice; surface generations')
     }
   }
-  if (selection === current.everything && pendingProjection(session.events) === undefined) return session.deriveMessages()
+  const pending = (): boolean => pendingProjectionOf(session.seq, reader(session)) !== undefined
+  if (current.isEverything(selection) && !pending()) return session.deriveMessages()
   const { index } = current
-  const projection = normalizeOffer(String(agent.id), session.events, index, current.requiredSeqs, selection)
-  if (projection.isDefault && pendingProjection(session.events) === undefined) return session.deriveMessages()
+  const projection = normalizeOffer(String(agent.id), () => session.events, index, current.requiredSeqs, selection)
+  if (projection.isDefault && !pending()) return session.deriveMessages()
   const data: RequestProjection = {
     turn: request.turn,
     step: request.step,
     generation: current.generation,
-    include: encodeInclude(index.seqs, projection.include),
+    include: encodeInclude(index.seqs, projection.positions),
     ...projection.revision === undefined ? {} : { revision: projection.revision },
     surfaceNodes: index.length,
     includedNodes: projection.include.length,
@@ -149,7 +179,7 @@ export async function projectRequestMessages(
   }
   session.append('request/projection', data)
   projected.add(session)
-  return projection.include.map(seq => index.messages[index.position.get(seq) as number] as Message)
+  return projection.positions.map(at => index.messages[at] as Message)
 }
 
 /** The result's revision when it is one the normalizer would accept, for naming the listener in an error. */

@@ -132,7 +132,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     let sent: ReadonlySet<number>
     try {
       const index = NodeIndex.forLog(payload.nodes, session.events)
-      sent = new Set(normalizeOffer(String(agent.id), session.events, index, payload.requiredSeqs, selection).include)
+      sent = new Set(normalizeOffer(String(agent.id), () => session.events, index, payload.requiredSeqs, selection).include)
     } catch {
       // An invalid selection: the host rejects it with its own AgentContextError once this listener returns.
       return

@@ -23,7 +23,7 @@ export {
 export type { NodesMark } from './nodes.ts'
 export { normalizeOffer, normalizeSelection } from './normalize.ts'
 export type { NormalizeInput, NormalizedProjection } from './normalize.ts'
-export { encodeInclude, pendingProjection, projectionEvents, requestMessagesFromLog } from './projection.ts'
+export { encodeInclude, pendingProjection, pendingProjectionOf, projectionEvents, requestMessagesFromLog } from './projection.ts'
 export type { LoggedSession } from './projection.ts'
 export { diffRequest, opensRequest, replayRequests, RequestReplay } from './replay.ts'
 export type { ComparableRequest, ReplayedRequest } from './replay.ts'

@@ -140,7 +140,22 @@ export class NodeIndex {
    * @returns the index.
    */
   static forLog(nodes: Iterable<{ readonly seq: number; readonly message: Message }>, events: readonly SessionEvent[]): NodeIndex {
-    return NodeIndex.of(nodes, openTurnStart(events), seq => replacedSources(seq, events))
+    return NodeIndex.read(nodes, openTurnStart(events), seq => events[seq])
+  }
+
+  /**
+   * {@link NodeIndex.forLog} over a log read one event at a time (`Session.eventAt`), the open turn already known.
+   * @param nodes - the log's message-bearing surface nodes in surface order.
+   * @param turnStart - seq of the open turn's `turn/start`.
+   * @param eventAt - the event of a seq.
+   * @returns the index.
+   */
+  static read(
+    nodes: Iterable<{ readonly seq: number; readonly message: Message }>,
+    turnStart: number,
+    eventAt: (seq: number) => SessionEvent | undefined,
+  ): NodeIndex {
+    return NodeIndex.of(nodes, turnStart, seq => replacedSources(seq, eventAt))
   }
 
   get length(): number {
@@ -205,23 +220,28 @@ export class NodeIndex {
   }
 
   /**
-   * Close a selection under the host's rules, in place: every chosen unit member brings its whole unit, and when the
-   * first chosen node is not user input, the nearest user input before it is chosen (a request that stock DSH opens
-   * with a user message opens with one).
-   * @param chosen - flags by position.
+   * Close a selection under the host's rules: every chosen unit member brings its whole unit, and when the first chosen
+   * node is not user input, the nearest user input before it is chosen (a request that stock DSH opens with a user
+   * message opens with one). Costs what is chosen, not the surface.
+   * @param chosen - positions, in any order, with repeats.
+   * @returns the closed positions, ascending, without repeats.
    */
-  close(chosen: Uint8Array): void {
-    const unitChosen = new Uint8Array(this.units.length)
-    for (let i = 0; i < chosen.length; i++) if (chosen[i] === 1 && this.unitOf[i] !== -1) unitChosen[this.unitOf[i] as number] = 1
-    for (let u = 0; u < this.units.length; u++) if (unitChosen[u] === 1) for (const at of this.units[u] as number[]) chosen[at] = 1
-    const first = chosen.indexOf(1)
-    if (first === -1 || isUserInput(this.messages[first] as Message)) return
+  close(chosen: readonly number[]): number[] {
+    const closed = new Set<number>(chosen)
+    for (const at of chosen) {
+      const unit = this.unitOf[at] as number
+      if (unit !== -1) for (const member of this.units[unit] as number[]) closed.add(member)
+    }
+    const positions = [...closed].sort((a, b) => a - b)
+    const first = positions[0]
+    if (first === undefined || isUserInput(this.messages[first] as Message)) return positions
     for (let at = first - 1; at >= 0; at--) {
       if (isUserInput(this.messages[at] as Message)) {
-        chosen[at] = 1
-        return
+        positions.unshift(at)
+        break
       }
     }
+    return positions
   }
 }
 
@@ -229,14 +249,14 @@ export class NodeIndex {
  * The surface nodes a replace event replaced: its `sourceEventSeqs` that are surface events (DSH requires them to cover
  * the shadowed nodes; they may also name the compaction's own log events).
  * @param seq - a seq of the log.
- * @param events - the session log.
+ * @param eventAt - the event of a seq.
  * @returns the replaced seqs for a replacement surface event, else undefined.
  */
-function replacedSources(seq: number, events: readonly SessionEvent[]): readonly number[] | undefined {
-  const event = events[seq]
+function replacedSources(seq: number, eventAt: (seq: number) => SessionEvent | undefined): readonly number[] | undefined {
+  const event = eventAt(seq)
   if (event === undefined || !isReplacementSurfaceEvent(event)) return undefined
   return (event.sourceEventSeqs ?? []).filter(source => {
-    const replaced = events[source]
+    const replaced = eventAt(source)
     return replaced !== undefined && isSurfaceEvent(replaced)
   })
 }

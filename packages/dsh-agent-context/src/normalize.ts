@@ -13,6 +13,8 @@ import { staleResolver } from './surface.ts'
 export interface NormalizedProjection {
   /** Included seqs in surface order, without duplicates, with the required seqs, whole tool units and a user opening. */
   readonly include: readonly number[]
+  /** Their positions in the index, ascending. */
+  readonly positions: readonly number[]
   /** The listener's revision label. */
   readonly revision?: string
   /** How many listener seqs named nodes a compaction replaced (resolved to their replacement or dropped). */
@@ -78,7 +80,7 @@ export function normalizeSelection(input: NormalizeInput, selection: unknown): N
   if (invalid.length > 0) {
     throw new AgentContextError('invalid-seq', agent, revision, invalid, 'returned include values that are not seqs (safe non-negative integers)')
   }
-  const chosen = new Uint8Array(index.length)
+  const chosen: number[] = []
   const unknown: number[] = []
   let stale = 0
   for (const seq of include as number[]) {
@@ -94,30 +96,30 @@ export function normalizeSelection(input: NormalizeInput, selection: unknown): N
       at = index.position.get(resolved)
       if (at === undefined) continue
     }
-    chosen[at] = 1
+    chosen.push(at)
   }
   if (unknown.length > 0) {
     throw new AgentContextError('unknown-seq', agent, revision, [...new Set(unknown)], 'named seqs that never were message-bearing nodes of its surface')
   }
   for (const seq of input.requiredSeqs) {
     const at = index.position.get(seq)
-    if (at !== undefined) chosen[at] = 1
+    if (at !== undefined) chosen.push(at)
   }
-  index.close(chosen)
-  const result: number[] = []
-  for (let i = 0; i < chosen.length; i++) if (chosen[i] === 1) result.push(index.seqs[i] as number)
+  const positions = index.close(chosen)
   return {
-    include: result,
+    include: positions.map(at => index.seqs[at] as number),
+    positions,
     ...revision === undefined ? {} : { revision },
     stale,
-    isDefault: result.length === index.length,
+    isDefault: positions.length === index.length,
   }
 }
 
 /**
- * {@link normalizeSelection} for a live session's offer: seqs a compaction replaced resolve through the session's log.
+ * {@link normalizeSelection} for a live session's offer: seqs a compaction replaced resolve through the session's log,
+ * read only when a listener names a seq that is not on the surface.
  * @param agent - session id of the agent, for error messages.
- * @param events - the session log.
+ * @param log - the session log, read on the first stale seq.
  * @param index - the offered nodes, with the open turn.
  * @param requiredSeqs - the offered required seqs.
  * @param selection - the waterfall's result, untrusted.
@@ -126,10 +128,10 @@ export function normalizeSelection(input: NormalizeInput, selection: unknown): N
  */
 export function normalizeOffer(
   agent: string,
-  events: readonly SessionEvent[],
+  log: () => readonly SessionEvent[],
   index: NodeIndex,
   requiredSeqs: readonly number[],
   selection: unknown,
 ): NormalizedProjection {
-  return normalizeSelection({ agent, index, requiredSeqs, resolve: staleResolver(events, seq => index.position.has(seq)) }, selection)
+  return normalizeSelection({ agent, index, requiredSeqs, resolve: staleResolver(log, seq => index.position.has(seq)) }, selection)
 }

@@ -10,26 +10,20 @@ import { projectedMessages } from './check.ts'
 import { contextNodes, NodeIndex } from './nodes.ts'
 
 /**
- * Encode included seqs as inclusive seq ranges over the surface: one range per run of consecutive surface nodes.
+ * Encode included nodes as runs: one `[first seq, last seq]` pair per stretch of consecutive surface positions.
  * @param surfaceSeqs - message-bearing surface seqs in surface order.
- * @param include - included seqs, a subsequence of `surfaceSeqs`.
+ * @param positions - included positions, ascending.
  * @returns `[first, last]` runs; a run selects exactly the surface nodes from its first seq through its last, in
  * surface order (not a seq interval: after a replace the surface is not ordered by seq). `checkProjection` decodes them.
  */
-export function encodeInclude(surfaceSeqs: readonly number[], include: readonly number[]): [number, number][] {
-  const ranges: [number, number][] = []
-  let j = 0
-  let open: [number, number] | undefined
-  for (const seq of surfaceSeqs) {
-    if (j < include.length && include[j] === seq) {
-      if (open === undefined) ranges.push(open = [seq, seq])
-      else open[1] = seq
-      j++
-    } else {
-      open = undefined
-    }
+export function encodeInclude(surfaceSeqs: readonly number[], positions: readonly number[]): [number, number][] {
+  const runs: [number, number][] = []
+  for (let i = 0; i < positions.length; i++) {
+    const from = positions[i] as number
+    while (i + 1 < positions.length && positions[i + 1] === (positions[i] as number) + 1) i++
+    runs.push([surfaceSeqs[from] as number, surfaceSeqs[positions[i] as number] as number])
   }
-  return ranges
+  return runs
 }
 
 /**
@@ -49,10 +43,21 @@ export function projectionEvents(events: readonly SessionEvent[]): SessionEvent<
  * @returns the pending projection event, if any.
  */
 export function pendingProjection(events: readonly SessionEvent[]): SessionEvent<'request/projection'> | undefined {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const event = events[i] as SessionEvent
-    if (event.type === 'request/projection') return event
-    if (event.type === 'assistant/chunk' || event.type === 'step/start') return undefined
+  return pendingProjectionOf(events.length, seq => events[seq])
+}
+
+/**
+ * {@link pendingProjection} over a log read one event at a time (`Session.eventAt`): reads back only to the last
+ * chunk or step start.
+ * @param length - the log's length.
+ * @param eventAt - the event of a seq.
+ * @returns the pending projection event, if any.
+ */
+export function pendingProjectionOf(length: number, eventAt: (seq: number) => SessionEvent | undefined): SessionEvent<'request/projection'> | undefined {
+  for (let seq = length - 1; seq >= 0; seq--) {
+    const event = eventAt(seq)
+    if (event === undefined || event.type === 'assistant/chunk' || event.type === 'step/start') return undefined
+    if (event.type === 'request/projection') return event as SessionEvent<'request/projection'>
   }
   return undefined
 }

@@ -72,14 +72,16 @@ export class SurfaceFold {
  * Resolve seqs a listener named that are not on the current surface: a seq a compaction replaced resolves to the
  * node that replaced it (transitively), or to `null` when that node is gone or bears no message; a seq that never
  * was a message-bearing surface node resolves to `undefined`. Folds the log once, on first use.
- * @param events - the session log.
+ * @param log - the session log, read on first use.
  * @param onSurface - whether a seq is a current message-bearing node.
  * @returns the resolver.
  */
-export function staleResolver(events: readonly SessionEvent[], onSurface: (seq: number) => boolean): (seq: number) => number | null | undefined {
+export function staleResolver(log: () => readonly SessionEvent[], onSurface: (seq: number) => boolean): (seq: number) => number | null | undefined {
+  let events: readonly SessionEvent[] | undefined
   let replacedBy: ReadonlyMap<number, number> | undefined
   return seq => {
-    if (replacedBy === undefined) {
+    if (events === undefined || replacedBy === undefined) {
+      events = log()
       const fold = new SurfaceFold()
       for (const event of events) fold.apply(event)
       replacedBy = fold.replacedBy

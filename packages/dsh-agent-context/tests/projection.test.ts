@@ -18,7 +18,7 @@ describe('encodeInclude / checkProjection', () => {
       keep[surface.length - 1] = true
       const include = surface.filter((_, i) => keep[i])
       const index = NodeIndex.of(surface.map(seq => ({ seq, message: assistantMessage(`reply ${seq}`) })))
-      const ranges = encodeInclude(surface, include)
+      const ranges = encodeInclude(surface, surface.flatMap((_, i) => keep[i] ? [i] : []))
       const checked = checkProjection(index, ranges)
       expect('included' in checked && checked.included.map(at => surface[at])).toEqual(include)
       const runs = keep.filter((kept, i) => kept && (i === 0 || !keep[i - 1])).length
@@ -30,7 +30,8 @@ describe('encodeInclude / checkProjection', () => {
     // After replacing [4..31] with summary 45, the surface is [45, 37, 48]; the run [37, 48] must not pick up 45.
     const index = NodeIndex.of([45, 37, 48].map(seq => ({ seq, message: assistantMessage(`n${seq}`) })))
     expect(checkProjection(index, [[37, 48]])).toEqual({ included: [1, 2] })
-    expect(encodeInclude([45, 37, 48], [37, 48])).toEqual([[37, 48]])
+    expect(encodeInclude([45, 37, 48], [1, 2])).toEqual([[37, 48]])
+    expect(encodeInclude([45, 37, 48, 50], [0, 2, 3])).toEqual([[45, 45], [48, 50]])
   })
 
   it('names the rule a forged projection breaks', () => {
