@@ -57,7 +57,7 @@ export function pendingProjectionOf(length: number, eventAt: (seq: number) => Se
   for (let seq = length - 1; seq >= 0; seq--) {
     const event = eventAt(seq)
     if (event === undefined || event.type === 'assistant/chunk' || event.type === 'step/start') return undefined
-    if (event.type === 'request/projection') return event as SessionEvent<'request/projection'>
+    if (event.type === 'request/projection') return event
   }
   return undefined
 }
