@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Side-by-side results of DSH's gate runner (`pnpm run check:ci:static` output: `run-gates: PASS|FAIL <label> (Ns)`)
+// Side-by-side results of DSH's gate runner (`pnpm run check:ci:static` output)
 // for one or more checkouts. Prints one row per gate and the runner's summary line per checkout.
 // Usage: gates-table.mjs <label>=<gates.log>...
 import { readFileSync } from 'node:fs'
@@ -11,7 +11,12 @@ const runs = process.argv.slice(2).map(arg => {
     process.exit(2)
   }
   const text = readFileSync(arg.slice(at + 1), 'utf8')
-  const gates = new Map([...text.matchAll(/^run-gates: (PASS|FAIL|SKIP\w*) (.+?)(?: \(([\d.]+)s\))?$/gm)].map(m => [m[2], `${m[1]}${m[3] ? ` ${Math.round(Number(m[3]))}s` : ''}`]))
+  // A passing gate prints `run-gates: PASS <label> (Ns)`; a failing one a block headed `== FAILED <label> (Ns) ==`.
+  const rows = [
+    ...[...text.matchAll(/^run-gates: (PASS|SKIP\w*) (.+?)(?: \(([\d.]+)s\))?$/gm)].map(m => [m[2], m[1], m[3]]),
+    ...[...text.matchAll(/^== (FAILED|SKIPPED) (.+?)(?: \(([\d.]+)s\))? ==$/gm)].map(m => [m[2], m[1] === 'FAILED' ? 'FAIL' : 'SKIP', m[3]]),
+  ]
+  const gates = new Map(rows.map(([name, status, seconds]) => [name, `${status}${seconds ? ` ${Math.round(Number(seconds))}s` : ''}`]))
   const summary = text.match(/^run-gates: \d+ passed, \d+ failed, \d+ skipped.*$/m)?.[0] ?? 'run-gates: no summary line (the runner did not finish)'
   return { label: arg.slice(0, at), gates, summary }
 })
