@@ -31,6 +31,7 @@ EXTRA=(
   docs/persistence-catalog.md docs/persistence-catalog.zh.md docs/persistence-catalog.i18n.yaml
   examples/headless-agent/README.md examples/headless-agent/README.zh.md examples/headless-agent/README.i18n.yaml
   docs/subsystems/session.md docs/subsystems/session.zh.md docs/subsystems/session.i18n.yaml
+  scripts/check-workspace-constraints.ts
 )
 NOTES=.agents/notes/proposed/architecture
 # step folder | RFC | Agent Note it becomes in the step's docs commit
