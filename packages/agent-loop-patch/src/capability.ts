@@ -5,9 +5,6 @@
 
 import type { Context } from '@deepseek-ai/cordis'
 
-/** The version of the seam's payload and `request/projection` format this package implements. */
-export const AGENT_CONTEXT_SEAM = 1
-
 /** The part of the app's `ctx.sessions` the probe uses: a session built outside the store. */
 interface ProbeStore {
   prepare(id: string): { append(type: string, data: unknown, options: { ignorable: true }): unknown }

@@ -6,5 +6,5 @@
 
 export { projectRequestMessages } from './host.ts'
 export type { ProjectionRequest } from './host.ts'
-export { AGENT_CONTEXT_SEAM, hasAgentContextSeam } from './capability.ts'
+export { hasAgentContextSeam } from './capability.ts'
 export { hasContextListener } from './listeners.ts'

@@ -72,7 +72,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   constructor(ctx: Context, config: ProjectionCompactionConfig = {}) {
     const { policy, basic } = resolveProjectionConfig(config)
     if (policy.measure === 'projection' && !hasAgentContextSeam(ctx)) {
-      throw new ProjectionCompactionConfigError('measure', policy.measure, 'needs the agent/context seam of the patched @deepseek-ai/dsh-agent-loop (ctx.agentLoop.contextSeam); use "surface" on a stock loop')
+      throw new ProjectionCompactionConfigError('measure', policy.measure, 'needs the agent/context seam of the patched DSH (hasAgentContextSeam: its dsh-session knows request/projection); use "surface" on a stock loop')
     }
     super(ctx, basic)
     this.policy = policy

@@ -227,12 +227,12 @@ export class NodeIndex {
    * @returns the closed positions, ascending, without repeats.
    */
   close(chosen: readonly number[]): number[] {
-    const closed = new Set<number>(chosen)
+    const withUnits: number[] = [...chosen]
     for (const at of chosen) {
       const unit = this.unitOf[at] as number
-      if (unit !== -1) for (const member of this.units[unit] as number[]) closed.add(member)
+      if (unit !== -1) for (const member of this.units[unit] as number[]) withUnits.push(member)
     }
-    const positions = [...closed].sort((a, b) => a - b)
+    const positions = this.ascending(withUnits)
     const first = positions[0]
     if (first === undefined || isUserInput(this.messages[first] as Message)) return positions
     for (let at = first - 1; at >= 0; at--) {
@@ -242,6 +242,16 @@ export class NodeIndex {
       }
     }
     return positions
+  }
+
+  /** Positions ascending without repeats: a sort for a few, one pass over flags for a large share of the surface. */
+  private ascending(positions: readonly number[]): number[] {
+    if (positions.length * 16 < this.seqs.length) return [...new Set(positions)].sort((a, b) => a - b)
+    const flags = new Uint8Array(this.seqs.length)
+    for (const at of positions) flags[at] = 1
+    const sorted: number[] = []
+    for (let at = 0; at < flags.length; at++) if (flags[at] === 1) sorted.push(at)
+    return sorted
   }
 }
 
