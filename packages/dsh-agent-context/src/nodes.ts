@@ -95,7 +95,9 @@ export function snapshotSource(message: Message): string | undefined {
  * that a request's checks cost what it sends, not the surface. A surface replace rebuilds it ({@link NodeIndex.of}).
  */
 export class NodeIndex {
+  /** Seq of each position, in surface order. */
   readonly seqs: number[] = []
+  /** Message of each position, shared with `Session.deriveMessages()`. */
   readonly messages: Message[] = []
   /** Position of each seq. */
   readonly position = new Map<number, number>()
@@ -158,11 +160,15 @@ export class NodeIndex {
     return NodeIndex.of(nodes, turnStart, seq => replacedSources(seq, eventAt))
   }
 
+  /** How many message-bearing nodes the index holds. */
   get length(): number {
     return this.seqs.length
   }
 
-  /** Open a turn: later user inputs are its input. */
+  /**
+   * Open a turn: later user inputs are its input.
+   * @param seq - seq of the turn's `turn/start`.
+   */
   startTurn(seq: number): void {
     this.turnStart = seq
     this.turnInputs = []
@@ -170,6 +176,8 @@ export class NodeIndex {
 
   /**
    * Append a node at the surface end.
+   * @param seq - the node's seq.
+   * @param message - the message it derives to.
    * @param sources - for a replacement node, the seqs it replaced: it is the turn's input only when one of them is newer
    * than the turn's start (a summary of earlier turns is not).
    */
