@@ -13,7 +13,7 @@ import {
   appendedNodes,
   describeValue,
   encodeInclude,
-  MAX_REVISION_LENGTH,
+  isValidRevision,
   NodeIndex,
   normalizeOffer,
   pendingProjectionOf,
@@ -186,7 +186,7 @@ export async function projectRequestMessages(
 function revisionOf(selection: unknown): string | undefined {
   try {
     const { revision } = selection as { revision?: unknown }
-    return typeof revision === 'string' && revision.length <= MAX_REVISION_LENGTH && !/\p{Cc}/u.test(revision) ? revision : undefined
+    return isValidRevision(revision) ? revision : undefined
   } catch {
     // An unreadable result names no revision; the surface-changed error still names the agent.
     return undefined

@@ -21,6 +21,18 @@ export type AgentContextErrorCode =
 /** The longest `revision` a listener may return; it is logged with every projected request. */
 export const MAX_REVISION_LENGTH = 200
 
+const UNPRINTABLE = /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u
+
+/**
+ * Whether a listener's `revision` may be logged: a printable string (no control characters, lone surrogates or line
+ * separators) of at most {@link MAX_REVISION_LENGTH} characters.
+ * @param revision - the untrusted value.
+ * @returns true for a valid revision.
+ */
+export function isValidRevision(revision: unknown): revision is string {
+  return typeof revision === 'string' && revision.length <= MAX_REVISION_LENGTH && !UNPRINTABLE.test(revision)
+}
+
 /**
  * A refused `agent/context` projection, naming the agent, the listener revision and the offending values. The message
  * starts with `agent/context [<code>]`: DSH records a failed turn's error as text (`turn/end` `{ message, code:

@@ -5,7 +5,7 @@
  */
 
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { AgentContextError, describeValue, MAX_REVISION_LENGTH } from './errors.ts'
+import { AgentContextError, describeValue, isValidRevision, MAX_REVISION_LENGTH } from './errors.ts'
 import type { NodeIndex } from './nodes.ts'
 import { staleResolver } from './surface.ts'
 
@@ -38,8 +38,6 @@ export interface NormalizeInput {
   readonly resolve?: (seq: number) => number | null | undefined
 }
 
-const UNPRINTABLE = /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u
-
 /** Read `include` and `revision` from an untrusted result; whatever reading throws becomes a typed error. */
 function read(agent: string, selection: unknown): { include: unknown[]; revision: string | undefined } {
   let include: unknown
@@ -49,7 +47,7 @@ function read(agent: string, selection: unknown): { include: unknown[]; revision
       throw new AgentContextError('invalid-selection', agent, undefined, [selection], 'returned a result that is not an object with an include array')
     }
     ;({ include, revision } = selection as { include?: unknown; revision?: unknown })
-    if (revision !== undefined && (typeof revision !== 'string' || revision.length > MAX_REVISION_LENGTH || UNPRINTABLE.test(revision))) {
+    if (revision !== undefined && !isValidRevision(revision)) {
       throw new AgentContextError('invalid-revision', agent, undefined, [typeof revision === 'string' ? `${revision.slice(0, 40)}${revision.length > 40 ? '…' : ''} (${revision.length} characters)` : revision], `returned a revision that is not a printable string of at most ${MAX_REVISION_LENGTH} characters`)
     }
     if (!Array.isArray(include)) {
