@@ -41,10 +41,12 @@ step_suites() {
   local tree=$1 nm=$2 label=$3 out=$4 pkgs
   ln -sfn "$nm" "$tree/node_modules"
   # The packages under test, the source-only testkit and every package the applied steps change run from source;
-  # the other @deepseek-ai packages come from npm.
+  # the other @deepseek-ai packages come from npm. A package the snapshot holds only a generated file of (tool-cordis'
+  # API catalog) is not one of them: its suites run on the whole monorepo (scripts/source-checkout.sh).
   pkgs=$( (git -C "$tree" diff --name-only rc.8 HEAD; printf 'packages/%s/x\n' core/agent-loop core/session \
       compaction/compaction-basic core/scope core/agent test-support/agent-loop-testkit) \
-    | awk -F/ '$1 == "packages" && NF > 3 { print $2 "/" $3 }' | sort -u | tr '\n' ' ')
+    | awk -F/ '$1 == "packages" && NF > 3 { print $2 "/" $3 }' | sort -u \
+    | while read -r dir; do [ ! -f "$tree/packages/$dir/package.json" ] || echo "$dir"; done | tr '\n' ' ')
   # vite:oxc follows each package tsconfig's references (vendor/, siblings) that the snapshot lacks: base options only.
   for f in "$tree"/packages/*/*/tsconfig.json; do echo '{ "extends": "../../../tsconfig.base.json" }' > "$f"; done
   mkdir -p "$tree/shims"

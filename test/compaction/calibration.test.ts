@@ -25,13 +25,13 @@ describe('calibration by provider usage', () => {
     const { events } = run.agent.session
     const meter = run.loop.ctx.tokenMeter
     const calibration = new UsageCalibration(meter)
-    calibration.follow(events)
+    calibration.follow(events.length, seq => events[seq])
     const sample = calibration.sample!
     expect(sample.seq).toBe(events.findLast(event => event.type === 'assistant/message' && event.data.usage !== undefined)!.seq)
     // Following the log in two pieces, as the engine does while it grows, reads each event once and agrees.
     const incremental = new UsageCalibration(meter)
-    incremental.follow(events.slice(0, Math.floor(events.length / 2)))
-    expect(incremental.follow(events)).toEqual(replayLast(events))
+    incremental.follow(Math.floor(events.length / 2), seq => events[seq])
+    expect(incremental.follow(events.length, seq => events[seq])).toEqual(replayLast(events))
     expect(incremental.sample).toEqual(sample)
     const answered = loopRequests(run.loop, run.agent).at(-1)!
     expect(sample.estimatedTokens).toBe(requestPrice(meter, answered))

@@ -21,6 +21,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..')
 const CORE = 'packages/dsh-agent-context/src'
 const HOST = 'packages/agent-loop-patch/src'
 const COMPACTION = 'packages/compaction-effective-projection'
+const CORE_TESTS = 'packages/dsh-agent-context/tests'
 const SESSION = 'packages/core/session/src'
 const LOOP = 'packages/core/agent-loop/src'
 const BASIC = 'packages/compaction/compaction-basic'
@@ -28,6 +29,7 @@ const BASIC = 'packages/compaction/compaction-basic'
 /** The DSH package (name and folder) of each folder a generated file lands in. */
 const PACKAGES: Record<string, { readonly name: string; readonly root: string }> = {
   [SESSION]: { name: '@deepseek-ai/dsh-session', root: 'packages/core/session' },
+  'packages/core/session/tests': { name: '@deepseek-ai/dsh-session', root: 'packages/core/session' },
   [LOOP]: { name: '@deepseek-ai/dsh-agent-loop', root: 'packages/core/agent-loop' },
   [`${BASIC}/src`]: { name: '@deepseek-ai/dsh-compaction-basic', root: BASIC },
   [`${BASIC}/tests`]: { name: '@deepseek-ai/dsh-compaction-basic', root: BASIC },
@@ -60,6 +62,9 @@ const TARGETS: readonly Target[] = [
   { file: `${SESSION}/context-surface.ts`, from: [[`${CORE}/surface.ts`, '*']] },
   { file: `${SESSION}/projection-errors.ts`, from: [[`${CORE}/errors.ts`, '*']] },
   { file: `${SESSION}/request-replay.ts`, from: [[`${CORE}/replay.ts`, '*']] },
+  { file: 'packages/core/session/tests/context-support.ts', from: [[`${CORE_TESTS}/support.ts`, '*']] },
+  { file: 'packages/core/session/tests/request-projection.spec.ts', from: [[`${CORE_TESTS}/projection.test.ts`, '*']] },
+  { file: 'packages/core/session/tests/context-normalize.spec.ts', from: [[`${CORE_TESTS}/normalize.test.ts`, '*']] },
   { file: `${LOOP}/context-host.ts`, from: [[`${HOST}/host.ts`, '*']] },
   { file: `${BASIC}/src/projection-calibration.ts`, from: [[`${COMPACTION}/src/calibration.ts`, '*']] },
   { file: `${BASIC}/src/projection-capability.ts`, from: [[`${COMPACTION}/src/capability.ts`, '*']] },
@@ -339,7 +344,7 @@ function render(tree: string, { target, statements }: Plan, home: Map<ts.Stateme
   const primary = sources[0] === undefined ? undefined : modules.get(sources[0])
   const moduleName = `${pkg}/${target.file.slice(targetFolder.length + 1).replace(/\.(spec\.)?ts$/, '')}`
   // Test files carry no module JSDoc; source modules must.
-  if (primary?.doc === undefined && !target.file.endsWith('.spec.ts')) throw new GenerateError(`${target.file}: its first source has no @module JSDoc`)
+  if (primary?.doc === undefined && !target.file.includes('/tests/')) throw new GenerateError(`${target.file}: its first source has no @module JSDoc`)
   const doc = primary?.doc?.replace(/@module \S+/, `@module ${moduleName}`)
   const external = (s: string): boolean => !s.startsWith('.')
   const bare = [...new Set(statements.flatMap(({ module }) => module.bare))]

@@ -8,9 +8,12 @@
 # from the workspace modules by generate.ts (the workspace is their one source); `sync` regenerates them.
 #
 #   series.sh checkout DIR     copy the rc.8 snapshot to DIR, commit it (tag rc.8) and `git am` every step
-#   series.sh sync DIR         in a checkout: regenerate the generated files and refresh each step's Agent Note (and its
-#                              zh twin and pair record) from its rfcs/ files, amending the commits that carry them (a
-#                              rebase onto rc.8 in DIR)
+#   series.sh sync DIR         in a checkout: regenerate the generated files and render each step's Agent Note (and its
+#                              zh twin and pair record) from its rfcs/ files with notes.ts, amending the commits that
+#                              carry them (a rebase onto rc.8 in DIR)
+#   series.sh catalogs DIR     in a whole, installed rc.8 monorepo checkout of the series: regenerate, at each step's
+#                              docs commit, the catalogs and graphs DSH generates from sources (cordis catalog, doc
+#                              graphs, config catalog) with DSH's own generators, amending the docs commits
 #   series.sh export DIR       sync, then write DIR's commits after rc.8 back as the series, split into step folders
 #   series.sh apply DIR [--steps N] [PATH...]
 #                              copy the snapshot to DIR, `git apply --check` then apply the first N steps (default
@@ -19,20 +22,12 @@
 #
 # Env: DSH_SRC, the unmodified rc.8 snapshot of the touched packages (default ../shared/dsh-src/0.1.0-rc.8 beside the
 # repository); DSH_TARBALL, the whole rc.8 monorepo (default ../shared/dsh-checkout/deepseek-harness-0.1.0-rc.8.tar.gz),
-# from which the snapshot takes the other upstream files the series changes (EXTRA).
+# from which the snapshot takes the other upstream files the patches change.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 DSH_SRC=${DSH_SRC:-$root/../shared/dsh-src/0.1.0-rc.8}
 DSH_TARBALL=${DSH_TARBALL:-$(dirname "$DSH_SRC")/../dsh-checkout/deepseek-harness-0.1.0-rc.8.tar.gz}
-# Upstream files outside DSH_SRC that the series changes: generated catalogs and the Chinese twins of touched docs.
-EXTRA=(
-  docs/architecture.zh.md docs/architecture.i18n.yaml
-  docs/persistence-catalog.md docs/persistence-catalog.zh.md docs/persistence-catalog.i18n.yaml
-  examples/headless-agent/README.md examples/headless-agent/README.zh.md examples/headless-agent/README.i18n.yaml
-  docs/subsystems/session.md docs/subsystems/session.zh.md docs/subsystems/session.i18n.yaml
-  scripts/check-workspace-constraints.ts
-)
 NOTES=.agents/notes/proposed/architecture
 # step folder | RFC | Agent Note it becomes in the step's docs commit
 STEPS=(
@@ -53,7 +48,14 @@ snapshot() { # DIR: a git repository holding the untouched snapshot, tagged rc.8
   mkdir -p "$1"
   cp -R "$DSH_SRC/." "$1/"
   [ -f "$DSH_TARBALL" ] || die "no DSH rc.8 tarball at $DSH_TARBALL (set DSH_TARBALL)"
-  tar -xzf "$DSH_TARBALL" -C "$1" --strip-components=1 "${EXTRA[@]/#/deepseek-harness-0.1.0-rc.8/}"
+  # The other upstream files the series changes (generated catalogs, zh twins, gate scripts): every file a patch
+  # touches that the tarball has and DSH_SRC lacks.
+  local extra
+  # shellcheck disable=SC2046
+  extra=$(comm -12 \
+    <(sed -n 's|^diff --git a/\([^ ]*\) b/.*|deepseek-harness-0.1.0-rc.8/\1|p' $(step_patches) | sort -u) \
+    <(tar -tzf "$DSH_TARBALL" | sort) | while read -r f; do [ -e "$DSH_SRC/${f#*/}" ] || echo "$f"; done)
+  [ -z "$extra" ] || tar -xzf "$DSH_TARBALL" -C "$1" --strip-components=1 $extra
   chmod -R u+w "$1"
   git -C "$1" init -q
   git -C "$1" add -A
@@ -77,6 +79,8 @@ generated() { node "$here/generate.ts" --list; }
 # commit touches and refresh the Agent Note it adds, then amend the commit.
 sync_commit() {
   local touched entry rfc note file
+  local -a note_pairs=()
+  for entry in "${STEPS[@]}"; do rfc=${entry#*|}; note_pairs+=("$root/${rfc%%|*}=${entry##*|}"); done
   touched=$(git diff-tree --no-commit-id --name-only -r HEAD)
   node "$here/generate.ts" . >/dev/null
   for file in $(generated); do
@@ -89,8 +93,8 @@ sync_commit() {
     rfc=${entry#*|}; note=${rfc#*|}; rfc=${rfc%%|*}
     if grep -qxF "$note" <<<"$touched"; then
       [ -f "$root/$rfc" ] && [ -f "$root/${rfc%.md}.zh.md" ] || die "$rfc or its .zh.md twin is missing; the note $note is made from them"
-      cp "$root/$rfc" "$note"
-      cp "$root/${rfc%.md}.zh.md" "${note%.md}.zh.md"
+      node "$here/notes.ts" "$root/$rfc" "${note_pairs[@]}" > "$note"
+      node "$here/notes.ts" "$root/${rfc%.md}.zh.md" "${note_pairs[@]}" > "${note%.md}.zh.md"
       # DSH's bilingual-pair record (docs/i18n/README.md), as `pnpm run verify-translation-pairing --write` writes it.
       printf '%s\n' '# Bilingual-pair consistency record (docs/i18n/README.md): the git blob hash of each' \
         '# side as of the last confirmed-consistent state. Both languages carry equal authority;' \
@@ -102,6 +106,23 @@ sync_commit() {
     fi
   done
   git diff --cached --quiet || git commit -q --amend --no-edit --no-verify
+}
+
+# Run inside a whole, installed checkout after each step's docs commit during `catalogs` (git rebase --exec): DSH's own
+# generators for the catalogs and graphs the step's sources feed, the reviewed zh side of the event matrix brought
+# along (its rows are the English rows verbatim), the pair records they touch re-recorded, then amend the commit.
+catalogs_commit() {
+  pnpm run -s gen-cordis-catalog >/dev/null
+  pnpm run -s gen-doc-graphs >/dev/null
+  pnpm run -s gen-config-catalog >/dev/null
+  local matrix=docs/event-producer-consumer
+  node "$here/zh-rows.ts" "$matrix.md" "$matrix.zh.md"
+  if ! git diff --quiet HEAD^ -- "$matrix.md" "$matrix.zh.md"; then
+    pnpm run -s verify-translation-pairing --write "$matrix" >/dev/null
+  fi
+  git add -A docs packages/extensions/tool-cordis/src/api-catalog.ts
+  git diff --cached --quiet || git commit -q --amend --no-edit --no-verify
+  echo "catalogs: $(git log -1 --format=%s): $(git show --stat --format= HEAD | tail -1)"
 }
 
 sync() { # DIR
@@ -123,6 +144,32 @@ case "${1:-}" in
     echo "series.sh: $(git -C "$2" rev-list --count rc.8..HEAD) patches applied in $2; edit, commit, then: series.sh export $2"
     ;;
   sync-commit) sync_commit ;;
+  catalogs-commit) catalogs_commit ;;
+  catalogs)
+    [ $# -eq 2 ] || die 'usage: series.sh catalogs DIR'
+    git -C "$2" rev-parse -q --verify rc.8 >/dev/null || die "$2 is not a series.sh checkout"
+    [ -d "$2/node_modules" ] || die "$2 is not installed: catalogs needs the whole rc.8 monorepo, installed (pnpm install)"
+    [ -z "$(git -C "$2" status --porcelain)" ] || die "$2 has uncommitted changes"
+    cd "$2"
+    status=0
+    GIT_SEQUENCE_EDITOR="sed -i -E '/^pick [0-9a-f]+ docs: /a exec bash $here/series.sh catalogs-commit'" \
+      git -c core.editor=true rebase -q -i --committer-date-is-author-date rc.8 || status=$?
+    # A bilingual-pair record (two blob hashes) conflicts whenever two steps regenerate the same pair: it is derived,
+    # so take either side and re-record it; any other conflict stops here.
+    while [ $status -ne 0 ] && [ -d "$(git rev-parse --git-path rebase-merge)" ]; do
+      conflicted=$(git diff --name-only --diff-filter=U)
+      [ -n "$conflicted" ] && ! grep -qv '\.i18n\.yaml$' <<<"$conflicted" \
+        || die "catalogs stopped in $2 on ${conflicted:-a failed exec}: resolve, then git rebase --continue"
+      for record in $conflicted; do
+        git checkout -q --theirs -- "$record"
+        pnpm run -s verify-translation-pairing --write "${record%.i18n.yaml}" >/dev/null
+        git add "$record"
+      done
+      status=0
+      GIT_EDITOR=true git -c core.editor=true rebase --continue >/dev/null || status=$?
+    done
+    [ $status -eq 0 ] || die "catalogs failed in $2 (rebase status $status)"
+    ;;
   sync)
     [ $# -eq 2 ] || die 'usage: series.sh sync DIR'
     sync "$2"
@@ -171,10 +218,10 @@ case "${1:-}" in
     sync "$tmp/dsh"
     if [ "$(git -C "$tmp/dsh" rev-parse HEAD)" != "$before" ]; then
       git -C "$tmp/dsh" diff --stat "$before" HEAD >&2
-      git -C "$tmp/dsh" diff "$before" HEAD | head -60 >&2
+      git -C "$tmp/dsh" diff "$before" HEAD | head -60 >&2 || true
       die 'drift: the series differs from what the workspace modules and rfcs/ generate; run checkout, sync, export'
     fi
     echo "series.sh: no drift: $(generated | wc -l) generated files and ${#STEPS[@]} Agent Notes equal what the workspace generates"
     ;;
-  *) die 'usage: series.sh checkout DIR | sync DIR | export DIR | apply DIR [--steps N] [PATH...] | check' ;;
+  *) die 'usage: series.sh checkout DIR | sync DIR | catalogs DIR | export DIR | apply DIR [--steps N] [PATH...] | check' ;;
 esac

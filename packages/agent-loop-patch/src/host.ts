@@ -16,7 +16,9 @@ import {
   isValidRevision,
   NodeIndex,
   normalizeOffer,
+  openTurnStart,
   pendingProjectionOf,
+  sessionEventAt,
   surfaceMark,
 } from '@dsh-context/agent-context'
 import { hasContextListener } from './listeners.ts'
@@ -61,17 +63,9 @@ interface Offered {
 
 const offered = new WeakMap<Session, Offered>()
 
-/** The session's events read one at a time: `session.events` copies the whole log after every append. */
-function reader(session: Session): (seq: number) => SessionEvent {
-  return seq => session.eventAt(seq) as SessionEvent
-}
-
 /** Seq of the open turn's `turn/start`, reading only the events appended since the last offer. */
 function openTurn(session: Session, last: Offered | undefined, eventAt: (seq: number) => SessionEvent): number {
-  if (last === undefined) {
-    for (let seq = session.seq - 1; seq >= 0; seq--) if (eventAt(seq).type === 'turn/start') return seq
-    return -1
-  }
+  if (last === undefined) return openTurnStart(session.seq, eventAt)
   let turnStart = last.turnStart
   for (let seq = last.scanned; seq < session.seq; seq++) if (eventAt(seq).type === 'turn/start') turnStart = seq
   return turnStart
@@ -79,7 +73,7 @@ function openTurn(session: Session, last: Offered | undefined, eventAt: (seq: nu
 
 /** The current message-bearing nodes and their index, deriving only the surface nodes appended since the last offer. */
 function currentNodes(session: Session): { nodes: readonly ContextNode[]; index: NodeIndex } {
-  const eventAt = reader(session)
+  const eventAt = sessionEventAt(session)
   const last = offered.get(session)
   const { added, extends: reuse, mark } = appendedNodes(session.surface, last?.mark, eventAt)
   const turnStart = openTurn(session, last, eventAt)
@@ -162,7 +156,7 @@ export async function projectRequestMessages(
       throw new AgentContextError('surface-changed', String(agent.id), revisionOf(selection), [current.generation, session.surface.replaceGeneration], 'saw the surface change while its listeners ran, twice; surface generations')
     }
   }
-  const pending = (): boolean => pendingProjectionOf(session.seq, reader(session)) !== undefined
+  const pending = (): boolean => pendingProjectionOf(session.seq, sessionEventAt(session)) !== undefined
   if (current.isEverything(selection) && !pending()) return session.deriveMessages()
   const { index } = current
   const projection = normalizeOffer(String(agent.id), () => session.events, index, current.requiredSeqs, selection)

@@ -8,7 +8,7 @@
 
 import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 import type { ToolSchema } from '@deepseek-ai/dsh-llm'
-import { isUserInput, snapshotSource, toolUnits } from '@dsh-context/agent-context'
+import { isUserInput, sessionEventAt, snapshotSource, toolUnits } from '@dsh-context/agent-context'
 import type { RequestPricer } from '@dsh-context/compaction-effective-projection'
 import { calibrationFactor, requestEnvelope, UsageCalibration } from '@dsh-context/compaction-effective-projection'
 import { reminderOf, REMINDER_SOURCES } from './anchor.ts'
@@ -87,7 +87,7 @@ export function managedProjector(agent: Agent, policy: PolicyConfig, services: L
     if (contextWindow === undefined) {
       throw new AgentTavernError('no-context-window', String(agent.id), `route ${agent.options.provider}/${agent.options.model} reports no context window, so the agent-managed budget cannot be derived`)
     }
-    calibration.follow(agent.session.events)
+    calibration.follow(agent.session.seq, sessionEventAt(agent.session))
     const nodes = payload.nodes.map(node => described.get(node.seq) ?? cache(node))
     const asked = payload.nodes.findLast(node => node.message.source.kind === 'user')
     const query = asked === undefined ? [] : (described.get(asked.seq) as PolicyNode).terms

@@ -87,13 +87,14 @@ export class UsageCalibration {
 
   /**
    * Fold the events appended since the last call.
-   * @param events - the session log, grown since the last call.
+   * @param length - the log length, grown since the last call (`Session.seq`).
+   * @param eventAt - the event of a seq (`sessionEventAt`, or an array's index).
    * @returns the newest request the log records.
    * @throws {ReplayError} when the log's requests cannot be rebuilt; the failing event is read again next time.
    */
-  follow(events: readonly SessionEvent[]): ReplayedRequest | undefined {
-    for (; this.fed < events.length; this.fed++) {
-      const event = events[this.fed] as SessionEvent
+  follow(length: number, eventAt: (seq: number) => SessionEvent | undefined): ReplayedRequest | undefined {
+    for (; this.fed < length; this.fed++) {
+      const event = eventAt(this.fed) as SessionEvent
       this.replay.push(event)
       const request = this.replay.last
       if (event.type === 'assistant/message' && event.data.usage !== undefined && request !== undefined) {

@@ -16,9 +16,18 @@ import {
 } from '@deepseek-ai/dsh-compaction-basic'
 import { assertNever } from '@deepseek-ai/dsh-llm'
 import type { LlmCallConfig } from '@deepseek-ai/dsh-llm'
-import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
+import type { Session } from '@deepseek-ai/dsh-session'
 import type { ReplayedRequest } from '@dsh-context/agent-context'
-import { checkProjection, contextNodes, NodeIndex, normalizeOffer, pendingRequiredSeqs, surfaceMark } from '@dsh-context/agent-context'
+import {
+  checkProjection,
+  contextNodes,
+  NodeIndex,
+  normalizeOffer,
+  openTurnStart,
+  pendingRequiredSeqs,
+  sessionEventAt,
+  surfaceMark,
+} from '@dsh-context/agent-context'
 import { hasAgentContextSeam } from '@dsh-context/agent-loop-patch'
 // Type-only: the `ctx.tokenMeter` Context declaration.
 import type {} from '@deepseek-ai/dsh-token-meter'
@@ -34,7 +43,9 @@ type ContextPayload = Parameters<Events['agent/context']>[0]
 
 function requestTarget(agent: Agent): Pick<LlmCallConfig, 'provider' | 'model'> | undefined {
   const routed = agent.session.requestHeader()?.config
-  if (routed !== undefined && routed.provider.length > 0 && routed.model.length > 0) return { provider: routed.provider, model: routed.model }
+  if (routed !== undefined && routed.provider.length > 0 && routed.model.length > 0) {
+    return { provider: routed.provider, model: routed.model }
+  }
   const { provider, model } = agent.options
   if (provider === undefined || provider.length === 0 || model === undefined || model.length === 0) return undefined
   return { provider, model }
@@ -115,14 +126,14 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   /** The outermost `agent/context` listener: judge the other listeners' result, compacting at most in the first pass. */
   private async onContext(payload: ContextPayload, next: () => Promise<ContextSelection>): Promise<ContextSelection> {
     const { session } = payload.agent
-    const recompute = this.movedAt.get(session) === session.events.length
+    const recompute = this.movedAt.get(session) === session.seq
     this.movedAt.delete(session)
     const offered = surfaceMark(session.surface)
     const selection = await next()
     if (surfaceMark(session.surface) === offered && !payload.signal.aborted && this.projects(payload.agent)) {
       await this.warnOnFailure(() => this.relieveProjectedPressure(payload, selection, recompute))
     }
-    if (surfaceMark(session.surface) !== offered) this.movedAt.set(session, session.events.length)
+    if (surfaceMark(session.surface) !== offered) this.movedAt.set(session, session.seq)
     return selection
   }
 
@@ -131,7 +142,8 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const { session } = agent
     let sent: ReadonlySet<number>
     try {
-      const index = NodeIndex.forLog(payload.nodes, session.events)
+      const eventAt = sessionEventAt(session)
+      const index = NodeIndex.read(payload.nodes, openTurnStart(session.seq, eventAt), eventAt)
       sent = new Set(normalizeOffer(String(agent.id), () => session.events, index, payload.requiredSeqs, selection).include)
     } catch {
       // An invalid selection: the host rejects it with its own AgentContextError once this listener returns.
@@ -168,13 +180,13 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const { session } = agent
     const { request } = this.follow(session)
     if (request?.projection === undefined || request.generation !== session.surface.replaceGeneration) return undefined
-    const { events } = session
-    const nodes = contextNodes(session.surface.nodes, seq => events[seq] as SessionEvent)
-    const index = NodeIndex.forLog(nodes, events)
+    const eventAt = sessionEventAt(session)
+    const nodes = contextNodes(session.surface.nodes, eventAt)
+    const index = NodeIndex.read(nodes, openTurnStart(session.seq, eventAt), eventAt)
     const checked = checkProjection(index, request.projection.include)
     if ('violation' in checked) return undefined
     const sent = new Set(checked.included.map(at => index.seqs[at] as number))
-    const range = this.projectedRange(session, sent, new Set(pendingRequiredSeqs(nodes, events)), 0)
+    const range = this.projectedRange(session, sent, new Set(pendingRequiredSeqs(nodes, session)), 0)
     if (range === null) return null
     const result = await this.compactRegion(range.start, range.end, agent, signal)
     this.ctx.logger.info(`compaction (projected context overflow): shadowed ${result.shadowedSeqs.length} sent surface nodes (seqs ${range.start}-${range.end}, ~${result.shadowedTokenCount} tokens)`)
@@ -198,7 +210,12 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     return Math.ceil(tokens * factor)
   }
 
-  private projectedRange(session: Session, sent: ReadonlySet<number>, required: ReadonlySet<number>, retainTokens: number): ProjectedRange | null {
+  private projectedRange(
+    session: Session,
+    sent: ReadonlySet<number>,
+    required: ReadonlySet<number>,
+    retainTokens: number,
+  ): ProjectedRange | null {
     const { nodes } = this.ctx.tokenMeter.measure(session)
     const balanced = (cut: number): boolean => cut < nodes.length
       ? toolPairingBalancedBefore(session, (nodes[cut] as { seq: number }).seq)
@@ -213,7 +230,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   private follow(session: Session): { calibration: UsageCalibration; request: ReplayedRequest | undefined } {
     let calibration = this.calibrations.get(session)
     if (calibration === undefined) this.calibrations.set(session, calibration = new UsageCalibration(this.ctx.tokenMeter))
-    return { calibration, request: calibration.follow(session.events) }
+    return { calibration, request: calibration.follow(session.seq, sessionEventAt(session)) }
   }
 
   private calibrationFactor(session: Session): number {

@@ -11,7 +11,7 @@ const usageArb = fc.record({
 
 describe('promptTokens', () => {
   it('sums the prompt buckets and leaves output out', () => {
-    fc.assert(fc.property(usageArb, usage => {
+    fc.assert(fc.property(usageArb, (usage) => {
       expect(promptTokens(usage)).toBe(usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0))
     }))
   })

@@ -13,21 +13,22 @@ interface Surface {
 }
 
 const surfaceArb = fc.array(fc.array(fc.integer({ min: 1, max: 400 }), { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 14 })
-  .chain(units => fc.shuffledSubarray([...Array(units.flat().length).keys()].map(i => 3 * i + 7), { minLength: units.flat().length }).map(seqs => {
-    const nodes: PricedNode[] = []
-    const cuts: boolean[] = []
-    const unitOf: number[] = []
-    for (const unit of units) {
-      const first = nodes.length
-      unit.forEach((tokens, k) => {
-        cuts.push(k === 0)
-        unitOf.push(first)
-        nodes.push({ seq: seqs[nodes.length] as number, tokens })
-      })
-    }
-    cuts.push(true)
-    return { nodes, cuts, unitOf } satisfies Surface
-  }))
+  .chain(units => fc.shuffledSubarray([...Array(units.flat().length).keys()].map(i => 3 * i + 7), { minLength: units.flat().length })
+    .map((seqs) => {
+      const nodes: PricedNode[] = []
+      const cuts: boolean[] = []
+      const unitOf: number[] = []
+      for (const unit of units) {
+        const first = nodes.length
+        unit.forEach((tokens, k) => {
+          cuts.push(k === 0)
+          unitOf.push(first)
+          nodes.push({ seq: seqs[nodes.length] as number, tokens })
+        })
+      }
+      cuts.push(true)
+      return { nodes, cuts, unitOf } satisfies Surface
+    }))
 
 /**
  * A surface, a sent set (unit-closed as the host's normalizer makes it, or arbitrary), required seqs among the sent,
@@ -105,13 +106,15 @@ describe('selectProjectedRange', () => {
 
   it('picks the sent run with the most tokens, not a small pinned head', () => {
     const nodes = plain([1, 2, 3, 4, 5, 6, 7], [10, 300, 300, 200, 200, 200, 50])
-    const range = selectProjectedRange({ nodes, sent: new Set([1, 4, 5, 6, 7]), required: new Set([7]), retainTokens: 100, balanced: () => true })
+    const sent = new Set([1, 4, 5, 6, 7])
+    const range = selectProjectedRange({ nodes, sent, required: new Set([7]), retainTokens: 100, balanced: () => true })
     expect(range).toEqual({ start: 4, end: 5, tokens: 400 })
   })
 
   it('prefers the oldest run on a tie, and never reaches into unsent nodes', () => {
     const nodes = plain([1, 2, 3, 4, 5, 6], [100, 100, 999, 100, 100, 100])
-    const range = selectProjectedRange({ nodes, sent: new Set([1, 2, 4, 5, 6]), required: new Set([6]), retainTokens: 0, balanced: () => true })
+    const sent = new Set([1, 2, 4, 5, 6])
+    const range = selectProjectedRange({ nodes, sent, required: new Set([6]), retainTokens: 0, balanced: () => true })
     expect(range).toEqual({ start: 1, end: 2, tokens: 200 })
   })
 

@@ -84,13 +84,19 @@ function isCount(value: unknown): value is number {
   return Number.isSafeInteger(value) && (value as number) >= 0
 }
 
-function isEncoded(data: RequestProjection): boolean {
+function isRun(range: unknown): boolean {
+  return Array.isArray(range) && range.length === 2 && range.every(isCount)
+}
+
+/** A logged projection's data as read back: the log is input, whatever its declared type. */
+function isEncoded(value: unknown): value is RequestProjection {
+  if (typeof value !== 'object' || value === null) return false
+  const data = value as Partial<Record<keyof RequestProjection, unknown>>
   return isCount(data.turn) && isCount(data.step) && isCount(data.generation)
     && isCount(data.surfaceNodes) && isCount(data.includedNodes)
     && (data.revision === undefined || typeof data.revision === 'string')
     && (data.stale === undefined || isCount(data.stale))
-    && Array.isArray(data.include)
-    && data.include.every(range => Array.isArray(range) && range.length === 2 && isCount(range[0]) && isCount(range[1]))
+    && Array.isArray(data.include) && data.include.every(isRun)
 }
 
 /** Where a request stands in its log: the request a projection must name. */
@@ -113,9 +119,10 @@ export interface RequestAt {
  * @throws {ReplayError} naming the rule the projection breaks, its seq, turn, step and revision.
  */
 export function projectedMessages(index: NodeIndex, projection: SessionEvent<'request/projection'>, request: RequestAt): Message[] {
-  const { data, seq } = projection
+  const { seq } = projection
+  const data: unknown = projection.data
   const at = request.seq === undefined ? 'the request' : `the request at seq ${request.seq}`
-  if (typeof data !== 'object' || data === null || !isEncoded(data)) {
+  if (!isEncoded(data)) {
     throw new ReplayError('malformed-projection', seq, 'request/projection is not { turn, step, generation, include: [first, last][], surfaceNodes, includedNodes } of non-negative integers')
   }
   const position = { turn: data.turn, step: data.step, ...data.revision === undefined ? {} : { revision: data.revision } }

@@ -62,6 +62,11 @@ export class AgentContextError extends Error {
   }
 }
 
+/** `JSON.stringify` typed as it behaves: undefined for an object whose `toJSON` returns undefined. */
+function jsonOf(value: object): string | undefined {
+  return JSON.stringify(value)
+}
+
 /**
  * One line naming any value, whatever it is: a throwing getter, `toString` or proxy trap never escapes.
  * @param value - an untrusted value (a listener result or a thrown value).
@@ -74,7 +79,7 @@ export function describeValue(value: unknown): string {
     if (typeof value === 'symbol') return value.toString()
     if (typeof value !== 'object' || value === null) return String(value)
     if (value instanceof Error) return `${value.name}: ${value.message}`
-    return JSON.stringify(value) ?? Object.prototype.toString.call(value)
+    return jsonOf(value) ?? Object.prototype.toString.call(value)
   } catch {
     // A cyclic value, a throwing getter or toString, a revoked proxy: its tag still names the offender.
     try {

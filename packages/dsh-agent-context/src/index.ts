@@ -17,6 +17,7 @@ export {
   NodeIndex,
   openTurnStart,
   pendingRequiredSeqs,
+  sessionEventAt,
   snapshotSource,
   toolUnits,
 } from './nodes.ts'

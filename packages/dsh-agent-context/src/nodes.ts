@@ -7,7 +7,7 @@
 
 import type { ContextNode } from '@deepseek-ai/dsh-agent'
 import type { Message } from '@deepseek-ai/dsh-llm'
-import type { SessionEvent } from '@deepseek-ai/dsh-session'
+import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage, isReplacementSurfaceEvent, isSurfaceEvent } from '@deepseek-ai/dsh-session'
 
 /** The plugin id DSH's agent loop writes its runtime-context snapshots under (dsh-agent-loop `runtime-context.ts`). */
@@ -142,7 +142,8 @@ export class NodeIndex {
    * @returns the index.
    */
   static forLog(nodes: Iterable<{ readonly seq: number; readonly message: Message }>, events: readonly SessionEvent[]): NodeIndex {
-    return NodeIndex.read(nodes, openTurnStart(events), seq => events[seq])
+    const eventAt = (seq: number): SessionEvent | undefined => events[seq]
+    return NodeIndex.read(nodes, openTurnStart(events.length, eventAt), eventAt)
   }
 
   /**
@@ -273,7 +274,7 @@ export class NodeIndex {
 function replacedSources(seq: number, eventAt: (seq: number) => SessionEvent | undefined): readonly number[] | undefined {
   const event = eventAt(seq)
   if (event === undefined || !isReplacementSurfaceEvent(event)) return undefined
-  return (event.sourceEventSeqs ?? []).filter(source => {
+  return (event.sourceEventSeqs ?? []).filter((source) => {
     const replaced = eventAt(source)
     return replaced !== undefined && isSurfaceEvent(replaced)
   })
@@ -297,21 +298,34 @@ export function toolUnits(nodes: readonly ContextNode[]): Map<number, readonly n
 }
 
 /**
- * Seq of the open turn's `turn/start` in a live log.
- * @param events - the session log.
- * @returns the newest `turn/start` seq, or -1.
+ * A live session's events read one at a time, without rc.8's `Session.events`, which copies the whole log after an
+ * append.
+ * @param session - a session of a build with the seam (`Session.eventAt`).
+ * @returns the event of a seq.
  */
-export function openTurnStart(events: readonly SessionEvent[]): number {
-  return events.findLast(event => event.type === 'turn/start')?.seq ?? -1
+export function sessionEventAt(session: Session): (seq: number) => SessionEvent {
+  return seq => session.eventAt(seq) as SessionEvent
 }
 
 /**
- * The required seqs of the request a live log is about to send ({@link NodeIndex.required}).
+ * Seq of the open turn's `turn/start`, reading back from the end of a live log.
+ * @param length - the log length (`Session.seq`).
+ * @param eventAt - the event of a seq.
+ * @returns the newest `turn/start` seq, or -1.
+ */
+export function openTurnStart(length: number, eventAt: (seq: number) => SessionEvent | undefined): number {
+  for (let seq = length - 1; seq >= 0; seq--) if (eventAt(seq)?.type === 'turn/start') return seq
+  return -1
+}
+
+/**
+ * The required seqs of the request a live session is about to send ({@link NodeIndex.required}).
  * @param nodes - the current message-bearing nodes in surface order.
- * @param events - the session log.
+ * @param session - the session.
  * @returns required seqs in surface order.
  */
-export function pendingRequiredSeqs(nodes: readonly ContextNode[], events: readonly SessionEvent[]): readonly number[] {
-  const index = NodeIndex.forLog(nodes, events)
+export function pendingRequiredSeqs(nodes: readonly ContextNode[], session: Session): readonly number[] {
+  const eventAt = sessionEventAt(session)
+  const index = NodeIndex.read(nodes, openTurnStart(session.seq, eventAt), eventAt)
   return Object.freeze(index.required().map(at => index.seqs[at] as number))
 }

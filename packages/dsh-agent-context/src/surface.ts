@@ -33,7 +33,7 @@ export class SurfaceFold {
       this.index.startTurn(event.seq)
       return
     }
-    if (!isSurfaceEvent(event) || event.surfaceOp === undefined) return
+    if (!isSurfaceEvent(event)) return
     const op = event.surfaceOp
     const message = deriveEventMessage(event)
     if (op === 'append') {
@@ -76,10 +76,13 @@ export class SurfaceFold {
  * @param onSurface - whether a seq is a current message-bearing node.
  * @returns the resolver.
  */
-export function staleResolver(log: () => readonly SessionEvent[], onSurface: (seq: number) => boolean): (seq: number) => number | null | undefined {
+export function staleResolver(
+  log: () => readonly SessionEvent[],
+  onSurface: (seq: number) => boolean,
+): (seq: number) => number | null | undefined {
   let events: readonly SessionEvent[] | undefined
   let replacedBy: ReadonlyMap<number, number> | undefined
-  return seq => {
+  return (seq) => {
     if (events === undefined || replacedBy === undefined) {
       events = log()
       const fold = new SurfaceFold()

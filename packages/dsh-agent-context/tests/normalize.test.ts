@@ -49,7 +49,7 @@ describe('normalizeSelection over random surfaces with tool units', () => {
   })
 
   it('groups tool units exactly as the generator built them', () => {
-    fc.assert(fc.property(surfaceArb(), surface => {
+    fc.assert(fc.property(surfaceArb(), (surface) => {
       const expected = new Map<number, readonly number[]>()
       for (const unit of surface.units) if (unit.length > 1) for (const seq of unit) expected.set(seq, unit)
       expect(toolUnits(surface.nodes)).toEqual(expected)
@@ -123,7 +123,7 @@ describe('normalizeSelection errors', () => {
   revoked.revoke()
   const throwingGetter = { get include(): never { throw new Error('include getter exploded') } }
   const nullProtoThrower = { get include(): never { throw Object.create(null) as object } }
-  const trappedArray = new Proxy([3], { get(target, key) { if (key === 'length') throw new TypeError('length trap'); return Reflect.get(target, key) } })
+  const trappedArray = new Proxy([3], { get(target, key) { if (key === 'length') throw new TypeError('length trap'); return Reflect.get(target, key) as unknown } })
 
   const cases: [name: string, selection: unknown, code: AgentContextErrorCode, revision: string | undefined, shown: string[]][] = [
     ['a non-object result', 42, 'invalid-selection', undefined, ['42']],

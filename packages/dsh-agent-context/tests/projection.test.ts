@@ -109,15 +109,18 @@ describe('requestMessagesFromLog', () => {
   it('refuses a projection that leaves out the turn\'s own input', () => {
     const session = threeUsers()
     const forged = { type: 'request/projection', seq: 5, time: 0, data: select([[4, 4]], 3, 1) } as SessionEvent
-    expect(() => requestMessagesFromLog({ events: [...session.events, forged], surface: session.surface, deriveMessages: () => session.deriveMessages() }))
+    const log = { events: [...session.events, forged], surface: session.surface, deriveMessages: () => session.deriveMessages() }
+    expect(() => requestMessagesFromLog(log))
       .toThrow(expect.objectContaining({ code: 'required-missing' }))
   })
 
   it('refuses a projection made under another surface generation or for another step', () => {
     const session = threeUsers()
     const withPending = (data: RequestProjection) => ({ events: [...session.events, { type: 'request/projection', seq: 5, time: 0, data } as SessionEvent], surface: session.surface, deriveMessages: () => session.deriveMessages() })
-    expect(() => requestMessagesFromLog(withPending({ ...select([[2, 4]], 3, 3), generation: 1 }))).toThrow(/generation 1, but the request was sent under generation 0/)
-    expect(() => requestMessagesFromLog(withPending({ ...select([[2, 4]], 3, 3), step: 2 }))).toThrow(/turn 1 step 2, but the request is turn 1 step 1/)
+    expect(() => requestMessagesFromLog(withPending({ ...select([[2, 4]], 3, 3), generation: 1 })))
+      .toThrow(/generation 1, but the request was sent under generation 0/)
+    expect(() => requestMessagesFromLog(withPending({ ...select([[2, 4]], 3, 3), step: 2 })))
+      .toThrow(/turn 1 step 2, but the request is turn 1 step 1/)
     expect(() => requestMessagesFromLog(withPending(select([[2, 4]], 3, 2)))).toThrow(expect.objectContaining({ code: 'projection-counts' }))
   })
 

@@ -70,7 +70,7 @@ function build(items: readonly Item[], seqs: readonly number[]): GeneratedSurfac
  * @param maxItems - most user messages, replies and tool units.
  */
 export function surfaceArb(maxItems = 12): fc.Arbitrary<GeneratedSurface> {
-  return fc.array(itemArb, { minLength: 1, maxLength: maxItems }).chain(items => {
+  return fc.array(itemArb, { minLength: 1, maxLength: maxItems }).chain((items) => {
     const n = nodeCount(items)
     return fc.uniqueArray(fc.nat({ max: 100_000 }), { minLength: n, maxLength: n }).map(seqs => build(items, seqs))
   })
