@@ -195,7 +195,9 @@ mkdir -p "$WORK/results" "$WORK/home"
 run_tests() { # tree
   local out=$WORK/results/$1.json
   mkdir -p "$WORK/$1/node_modules/.vite-temp" "$WORK/$1/node_modules/.vite"
-  if [ ${#runner[@]} -gt 0 ]; then chown -R nobody "$WORK/$1/node_modules/.vite-temp" "$WORK/$1/node_modules/.vite" "$WORK/results" "$WORK/home"; fi
+  # The unprivileged user owns the checkout it tests, as a contributor owns theirs: DSH's specs write temporary
+  # folders inside the tree (typert's generated schemas, the SDK's relative-cwd probe, the session index).
+  if [ ${#runner[@]} -gt 0 ]; then chown -R nobody:nogroup "$WORK/$1" "$WORK/results" "$WORK/home"; fi
   (cd "$WORK/$1" && env HOME="$WORK/home" IS_SANDBOX=1 CI=true PATH="$DSH_PATH" "${runner[@]}" \
     node_modules/.bin/vitest run "${test_dirs[@]}" --reporter=dot --reporter=json --outputFile.json="$out") \
     > "$WORK/$1.tests.log" 2>&1 || true
