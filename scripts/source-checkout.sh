@@ -87,6 +87,8 @@ copy_checkout() { # dir: an untouched rc.8 tree in dir, committed (DSH's build a
   git -C "$1" init -q
   git -C "$1" add -A
   git -C "$1" commit -q --no-verify -m 'DeepSeek Harness 0.1.0-rc.8'
+  # The base the series applies to, as series.sh names it: `series.sh catalogs|export $WORK/patched` work on this copy.
+  git -C "$1" tag rc.8
 }
 
 step "copies of $src"
@@ -201,6 +203,8 @@ run_tests() { # tree
   (cd "$WORK/$1" && env HOME="$WORK/home" IS_SANDBOX=1 CI=true PATH="$DSH_PATH" "${runner[@]}" \
     node_modules/.bin/vitest run "${test_dirs[@]}" --reporter=dot --reporter=json --outputFile.json="$out") \
     > "$WORK/$1.tests.log" 2>&1 || true
+  # Back to the invoking user, so git (which refuses a repository another user owns) and series.sh work on it after.
+  if [ ${#runner[@]} -gt 0 ]; then chown -R "$(id -u):$(id -g)" "$WORK/$1" "$WORK/results" "$WORK/home"; fi
   [ -f "$out" ] || { tail -40 "$WORK/$1.tests.log"; die "vitest wrote no report in $1"; }
   node -e 'const r = require(process.argv[1]); console.log(`${process.argv[2]}: ${r.numTotalTestSuites} suites, ${r.testResults.length} files: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`)' "$out" "$1"
 }
