@@ -23,7 +23,6 @@ import {
   contextNodes,
   NodeIndex,
   normalizeOffer,
-  openTurnStart,
   pendingRequiredSeqs,
   sessionEventAt,
   surfaceMark,
@@ -142,8 +141,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const { session } = agent
     let sent: ReadonlySet<number>
     try {
-      const eventAt = sessionEventAt(session)
-      const index = NodeIndex.read(payload.nodes, openTurnStart(session.seq, eventAt), eventAt)
+      const index = NodeIndex.forSession(payload.nodes, session)
       sent = new Set(normalizeOffer(String(agent.id), () => session.events, index, payload.requiredSeqs, selection).include)
     } catch {
       // An invalid selection: the host rejects it with its own AgentContextError once this listener returns.
@@ -180,9 +178,8 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const { session } = agent
     const { request } = this.follow(session)
     if (request?.projection === undefined || request.generation !== session.surface.replaceGeneration) return undefined
-    const eventAt = sessionEventAt(session)
-    const nodes = contextNodes(session.surface.nodes, eventAt)
-    const index = NodeIndex.read(nodes, openTurnStart(session.seq, eventAt), eventAt)
+    const nodes = contextNodes(session.surface.nodes, sessionEventAt(session))
+    const index = NodeIndex.forSession(nodes, session)
     const checked = checkProjection(index, request.projection.include)
     if ('violation' in checked) return undefined
     const sent = new Set(checked.included.map(at => index.seqs[at] as number))

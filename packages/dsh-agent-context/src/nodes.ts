@@ -147,6 +147,17 @@ export class NodeIndex {
   }
 
   /**
+   * {@link NodeIndex.forLog} over a live session, its log read one event at a time ({@link sessionEventAt}).
+   * @param nodes - the session's message-bearing surface nodes in surface order.
+   * @param session - a session of a build with the seam.
+   * @returns the index.
+   */
+  static forSession(nodes: Iterable<{ readonly seq: number; readonly message: Message }>, session: Session): NodeIndex {
+    const eventAt = sessionEventAt(session)
+    return NodeIndex.read(nodes, openTurnStart(session.seq, eventAt), eventAt)
+  }
+
+  /**
    * {@link NodeIndex.forLog} over a log read one event at a time (`Session.eventAt`), the open turn already known.
    * @param nodes - the log's message-bearing surface nodes in surface order.
    * @param turnStart - seq of the open turn's `turn/start`.
@@ -325,7 +336,6 @@ export function openTurnStart(length: number, eventAt: (seq: number) => SessionE
  * @returns required seqs in surface order.
  */
 export function pendingRequiredSeqs(nodes: readonly ContextNode[], session: Session): readonly number[] {
-  const eventAt = sessionEventAt(session)
-  const index = NodeIndex.read(nodes, openTurnStart(session.seq, eventAt), eventAt)
+  const index = NodeIndex.forSession(nodes, session)
   return Object.freeze(index.required().map(at => index.seqs[at] as number))
 }
