@@ -86,7 +86,7 @@ describe('hostile agent/context listeners', () => {
     const revisions = ['🌊'.repeat(150), '👩‍👩‍👧'.repeat(60), '记'.repeat(200)]
     await loop.say(agent, 'zero')
     let at = 0
-    agent.ctx.on('agent/context', async (_payload, next) => ({ include: (await next()).include.slice(-1), revision: revisions[at++] }))
+    agent.ctx.on('agent/context', async (_payload, next) => ({ include: (await next()).include.slice(-1), revision: revisions[at++] as string }))
     for (const text of ['one', 'two', 'three']) await loop.say(agent, text)
     expect(loop.errors).toEqual([])
     expect(projectionEvents(agent.session.events).map(e => e.data.revision)).toEqual(revisions)
