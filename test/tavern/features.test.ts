@@ -138,6 +138,23 @@ describe('imported history', () => {
   })
 })
 
+describe('recall of every user-visible line', () => {
+  it('finds an imported line (a plugin-sourced recall message) and an emoji-only line through tavern_history_search', async () => {
+    const loop = await tavernLoop()
+    const agent = await tavernAgent(loop, 'recall-sources', 'agent-managed')
+    const imported = { id: 'imported-0', role: 'user', content: [{ type: 'text', text: 'Imported: the tide clock of Saltmere stopped at nine.' }], source: { kind: 'plugin', plugin: 'tavern-import', form: 'recall' } }
+    agent.session.append('user/message', imported as never, { surfaceOp: 'append' })
+    await loop.say(agent, '🌊🗝️🐚')
+    await loop.say(agent, 'CALL tavern_history_search {"query":"tide clock Saltmere"}')
+    await loop.say(agent, 'CALL tavern_history_search {"query":"🗝"}')
+    expect(loop.errors).toEqual([])
+    const results = agent.session.events.filter(event => event.type === 'tool/result').map(event => JSON.parse(contentText(event.data.message.content)) as { hits: { snippet: string; role: string }[]; sourceCount: number })
+    expect(results[0]!.hits.map(hit => hit.snippet)).toEqual([expect.stringContaining('tide clock of Saltmere')])
+    expect(results[1]!.hits.map(hit => hit.snippet)).toEqual(['🌊🗝️🐚'])
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+})
+
 describe('the calibrated budget', () => {
   it('sends fewer estimated tokens when the provider reports twice the estimate, and stays within the cap in provider tokens', async () => {
     const run = async (factor: number): Promise<{ peak: number; cap: number; calibrated: number }> => {

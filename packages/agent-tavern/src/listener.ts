@@ -13,6 +13,7 @@ import type { RequestPricer } from '@dsh-context/compaction-effective-projection
 import { calibrationFactor, requestEnvelope, UsageCalibration } from '@dsh-context/compaction-effective-projection'
 import { reminderOf, REMINDER_SOURCES } from './anchor.ts'
 import { AgentTavernError } from './errors.ts'
+import { isUserSource, pluginOf } from './host-log.ts'
 import { terms } from './lexical.ts'
 import { messageText } from './log.ts'
 import { declaredImportance } from './memory.ts'
@@ -48,7 +49,7 @@ function describe(meter: RequestPricer, node: ContextNode): PolicyNode {
   return {
     seq,
     tokens: meter.estimateMessage(message),
-    turnStart: standing === undefined && isUserInput(message) && (message.source.kind === 'user' || message.source.kind === 'plugin'),
+    turnStart: standing === undefined && isUserInput(message) && (isUserSource(message.source) || pluginOf(message.source) !== undefined),
     ...standing === undefined ? {} : { standing },
     terms: terms(messageText(message)),
     importance: declaredImportance(message),
@@ -89,7 +90,7 @@ export function managedProjector(agent: Agent, policy: PolicyConfig, services: L
     }
     calibration.follow(agent.session.seq, sessionEventAt(agent.session))
     const nodes = payload.nodes.map(node => described.get(node.seq) ?? cache(node))
-    const asked = payload.nodes.findLast(node => node.message.source.kind === 'user')
+    const asked = payload.nodes.findLast(node => isUserSource(node.message.source))
     const query = asked === undefined ? [] : (described.get(asked.seq) as PolicyNode).terms
     last = selectContext({
       nodes,

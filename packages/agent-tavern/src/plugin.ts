@@ -16,6 +16,7 @@ import { assertModeAvailable } from './capabilities.ts'
 import type { Config as TavernConfig } from './config.ts'
 import { Config as ConfigSchema, resolveConfig } from './config.ts'
 import { AgentTavernError } from './errors.ts'
+import { currentRoute, logOf } from './host-log.ts'
 import { managedProjector } from './listener.ts'
 import type { ManagedProjector } from './listener.ts'
 import { loreContext, triggeredLore } from './lore.ts'
@@ -59,8 +60,8 @@ class ModeController {
   /** Enter the logged mode, recording `fresh` first when the session has no turns and no recorded mode. */
   start(fresh: ContextMode): void {
     const { session } = this.agent
-    const recorded = recordedMode(session.events)
-    const started = session.events.some(event => event.type === 'turn/start')
+    const recorded = recordedMode(logOf(session))
+    const started = logOf(session).some(event => event.type === 'turn/start')
     const mode = recorded ?? (started ? 'dsh-native' : fresh)
     assertModeAvailable(this.ctx, String(this.agent.id), mode)
     this.ctx.on('session/event', (subject, event) => {
@@ -85,7 +86,7 @@ class ModeController {
 
   private record(mode: ContextMode): void {
     const { session } = this.agent
-    session.append(CONTEXT_MODE_EVENT, { mode, previous: this.mode, afterTurn: lastEndedTurn(session.events) }, { ignorable: true })
+    session.append(CONTEXT_MODE_EVENT, { mode, previous: this.mode, afterTurn: lastEndedTurn(logOf(session)) }, { ignorable: true })
   }
 
   private enter(mode: ContextMode): void {
@@ -154,7 +155,7 @@ export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
     name: PROMPT_NAMES.scene,
     order: 10,
     text: () => {
-      const scene = activeMemories(session.events).findLast(record => record.tags.includes('scene'))?.text ?? config.scene
+      const scene = activeMemories(logOf(session)).findLast(record => record.tags.includes('scene'))?.text ?? config.scene
       return scene.length === 0 ? '' : `Current scene: ${scene}`
     },
   })
@@ -162,14 +163,14 @@ export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
     name: PROMPT_NAMES.facts,
     order: 20,
     text: () => {
-      const facts = activeMemories(session.events).filter(record => record.tags.includes('fact')).slice(-config.factsLimit)
+      const facts = activeMemories(logOf(session)).filter(record => record.tags.includes('fact')).slice(-config.factsLimit)
       return facts.length === 0 ? '' : `Facts of the story:\n${facts.map(record => `- ${record.text}`).join('\n')}`
     },
   })
   ctx.systemPrompt.context({
     name: PROMPT_NAMES.lore,
     order: 30,
-    text: () => loreContext(triggeredLore(config.lore.entries, session.events, config.lore.scanTurns)),
+    text: () => loreContext(triggeredLore(config.lore.entries, logOf(session), config.lore.scanTurns)),
   })
   for (const tool of tavernTools(session, config.tools, config.lore.entries)) ctx.tools.register(tool)
   registerReminders(ctx, agent, config.anchorEvery)

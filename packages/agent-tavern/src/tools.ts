@@ -11,6 +11,7 @@ import type { ToolDefinition } from '@deepseek-ai/dsh-tools'
 import type { ParameterSchemaSpec } from '@deepseek-ai/dsh-tools'
 import { defineTool } from '@deepseek-ai/dsh-tools'
 import type { ToolLimits } from './config.ts'
+import { logOf } from './host-log.ts'
 import type { HistoryRange } from './log.ts'
 import { readHistory, searchHistory, transcript } from './log.ts'
 import type { LoreEntry } from './lore.ts'
@@ -71,7 +72,7 @@ function listOf<const P extends ParameterSchemaSpec>(properties: P): { type: 'ar
 }
 
 function currentTurn(session: Session): number {
-  return session.events.findLast(event => event.type === 'turn/start')?.data.turn ?? 0
+  return logOf(session).findLast(event => event.type === 'turn/start')?.data.turn ?? 0
 }
 
 /** Reject importance or confidence outside [0, 1] and an unparsable expiry. */
@@ -85,10 +86,10 @@ function checkFields(args: { importance?: number; confidence?: number; expiresAt
 
 /** The active record with an id, else a model-readable error naming why not. */
 function activeRecord(session: Session, id: string): MemoryRecord {
-  const record = memoryRecords(session.events).get(id)
+  const record = memoryRecords(logOf(session)).get(id)
   if (record === undefined) throw new Error(`no memory has id ${JSON.stringify(id)}`)
   if (record.forgottenAt !== undefined) throw new Error(`memory ${JSON.stringify(id)} was forgotten`)
-  if (!isActive(record, logTime(session.events))) throw new Error(`memory ${JSON.stringify(id)} expired`)
+  if (!isActive(record, logTime(logOf(session)))) throw new Error(`memory ${JSON.stringify(id)} expired`)
   return record
 }
 
@@ -136,7 +137,7 @@ export function tavernTools(session: Session, limits: ToolLimits, lore: readonly
       },
       isConcurrencySafe: () => true,
       execute(args) {
-        const found = searchHistory(transcript(session.events), args.query, { limit: cap(args.limit), snippetChars: limits.snippetChars, beforeTurn: currentTurn(session) })
+        const found = searchHistory(transcript(logOf(session)), args.query, { limit: cap(args.limit), snippetChars: limits.snippetChars, beforeTurn: currentTurn(session) })
         return Promise.resolve({ hits: found.hits.map(hit => ({ ...hit })), truncated: found.truncated, sourceCount: found.sourceCount })
       },
     }),
@@ -158,7 +159,7 @@ export function tavernTools(session: Session, limits: ToolLimits, lore: readonly
       },
       isConcurrencySafe: () => true,
       execute(args) {
-        const read = readHistory(transcript(session.events), rangeOf(args), limits.readMaxChars)
+        const read = readHistory(transcript(logOf(session)), rangeOf(args), limits.readMaxChars)
         return Promise.resolve({ entries: read.entries.map(entry => ({ ...entry })), truncated: read.truncated })
       },
     }),
@@ -213,11 +214,11 @@ export function tavernTools(session: Session, limits: ToolLimits, lore: readonly
       },
       isConcurrencySafe: () => true,
       execute(args) {
-        const found = searchMemory(memoryRecords(session.events).values(), {
+        const found = searchMemory(memoryRecords(logOf(session)).values(), {
           query: args.query,
           limit: cap(args.limit),
           maxChars: limits.readMaxChars,
-          now: logTime(session.events),
+          now: logTime(logOf(session)),
           ...args.scope === undefined ? {} : { scope: args.scope },
           ...args.tags === undefined ? {} : { tags: args.tags },
         })
