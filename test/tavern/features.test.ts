@@ -5,7 +5,8 @@
  */
 
 import type { GenerateOptions, StreamChunk } from '@deepseek-ai/dsh-llm'
-import { AgentTavern, AgentTavernError, contentText, lastSelection } from '@dsh-context/agent-tavern'
+import { AgentTavern, CONTEXT_MODE_EVENT, contentText, contextModeOf, contextModeRefusal, lastSelection } from '@dsh-context/agent-tavern'
+import { projectionEvents } from '@dsh-context/agent-context'
 import { priceRequest, requestEnvelope } from '@dsh-context/compaction-effective-projection'
 import { describe, expect, it } from 'vitest'
 import { REMINDER_SOURCES } from '../../packages/agent-tavern/src/anchor.ts'
@@ -182,18 +183,31 @@ describe('the calibrated budget', () => {
 })
 
 describe('mounting', () => {
-  it('fails when the policy does not fit the route\'s context window, with the numbers, before anything is registered or sent', async () => {
+  it.each([8_000, 32_000])('mounts dsh-native with the default config on a %i-token window: native capacity is not Tavern configuration', async contextWindow => {
+    const loop = await tavernLoop({ contextWindow })
+    const agent = loop.create(`native-${contextWindow}`)
+    await agent.ctx.plugin(AgentTavern, { character: MIRA } as never)
+    expect(contextModeOf(agent)).toBe('dsh-native')
+    expect(contextModeRefusal(agent)).toBeUndefined()
+    await loop.say(agent, 'hello')
+    expect(loop.errors).toEqual([])
+    expect(loopRequests(loop)[0]!.tools!.map(tool => tool.name)).toEqual(expect.arrayContaining(['tavern_lore_search', 'memory_read', 'memory_update', 'memory_forget']))
+  })
+
+  it('refuses agent-managed when the policy does not fit the route\'s window: runs dsh-native and logs why, with the numbers', async () => {
     const loop = await tavernLoop({ contextWindow: 20_000 })
     const agent = loop.create('too-small')
-    const mount = agent.ctx.plugin(AgentTavern, { character: MIRA, policy: { blockTokens: 4000 } } as never)
-    await expect(mount).rejects.toBeInstanceOf(AgentTavernError)
-    await expect(mount).rejects.toMatchObject({
-      code: 'invalid-config',
-      message: 'AgentTavern for agent "too-small": route fake/fake-model: policy blockTokens 4000 exceeds the recent budget 1200 tokens (recent share 0.06 of a 20000-token context window); lower blockTokens to at most 1200 or raise the recent share to at least 0.2',
-    })
-    expect(loop.adapter.requests).toEqual([])
-    await agent.ctx.plugin(AgentTavern, { character: MIRA, policy: { blockTokens: 1200 } } as never)
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed', policy: { blockTokens: 4000 } } as never)
+    const reason = 'AgentTavern for agent "too-small": route fake/fake-model: policy blockTokens 4000 exceeds the recent budget 1200 tokens (recent share 0.06 of a 20000-token context window); lower blockTokens to at most 1200 or raise the recent share to at least 0.2'
+    expect(contextModeOf(agent)).toBe('dsh-native')
+    expect(contextModeRefusal(agent)).toEqual({ requested: 'agent-managed', code: 'invalid-config', reason, missing: [] })
+    expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).map(event => event.data)).toEqual([
+      { mode: 'dsh-native', previous: 'dsh-native', afterTurn: 0, refused: { requested: 'agent-managed', code: 'invalid-config', reason, missing: [] } },
+    ])
     await loop.say(agent, 'hello')
-    expect(loopRequests(loop)[0]!.tools!.map(tool => tool.name)).toEqual(expect.arrayContaining(['tavern_lore_search', 'memory_read', 'memory_update', 'memory_forget']))
+    await loop.say(agent, 'again')
+    expect(loop.errors).toEqual([])
+    expect(projectionEvents(agent.session.events)).toEqual([])
+    expect(JSON.stringify(loopRequests(loop).at(-1)!.messages)).toBe(JSON.stringify(agent.session.deriveMessages().slice(0, -1)))
   })
 })

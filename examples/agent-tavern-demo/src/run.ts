@@ -14,7 +14,7 @@ import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effecti
 import type { DshModules } from '@dsh-context/loop-testkit'
 import { bootLoop, patchedDsh } from '@dsh-context/loop-testkit'
 import type { ContextMode, LoreEntry } from '@dsh-context/agent-tavern'
-import { AgentTavern, AgentTavernError } from '@dsh-context/agent-tavern'
+import { AgentTavern, AgentTavernError, contextModeRefusal } from '@dsh-context/agent-tavern'
 import type { RequestPricer } from '@dsh-context/compaction-effective-projection'
 import type { ProbeRow, RequestRow } from './metrics.ts'
 import { prefixReuse, probeRows, requestRows, withProviderTokens } from './metrics.ts'
@@ -138,13 +138,14 @@ export const DEMO_COMPACTION: PluginRow = [ProjectionAwareCompactionEngine, { me
  * @param agent - the agent.
  * @param mode - the fresh session's context mode.
  * @param tavern - config fields merged over the English character, opening scene and lore.
- * @returns AgentTavern's refusal message when the host cannot run `mode`, else undefined.
+ * @returns AgentTavern's refusal message when the host cannot run `mode` (the session then runs `dsh-native`), else
+ *   undefined.
  * @throws whatever else the mount throws.
  */
 export async function mountTavern(agent: Agent, mode: ContextMode, tavern: Record<string, unknown> = {}): Promise<string | undefined> {
   try {
     await agent.ctx.plugin(AgentTavern, { ...tavernConfig('en'), contextMode: mode, ...tavern } as never)
-    return undefined
+    return contextModeRefusal(agent)?.reason
   } catch (error: unknown) {
     if (error instanceof AgentTavernError) return error.message
     throw error

@@ -5,8 +5,10 @@
  */
 
 import z from '@deepseek-ai/schemastery'
+import { AgentTavernError } from './errors.ts'
 import type { LoreEntry } from './lore.ts'
 import type { ContextMode } from './mode.ts'
+import { assertContextMode } from './mode.ts'
 import type { PolicyConfig } from './policy.ts'
 import { assertPolicyConfig } from './policy.ts'
 
@@ -72,7 +74,8 @@ export const Config: z<Config> = z.object({
   }).required(),
   kernel: z.string().default(DEFAULT_KERNEL).description('Kernel contract section.'),
   scene: z.string().default('').description('Opening scene, until a scene-tagged memory note replaces it.'),
-  contextMode: z.union(['dsh-native', 'agent-managed'] as const).default('dsh-native').description('Context mode of a fresh session.'),
+  // Checked by assertContextMode in resolveConfig, the one check setContextMode also applies.
+  contextMode: z.string().default('dsh-native').description('Context mode of a fresh session: dsh-native or agent-managed.') as z<ContextMode>,
   factsLimit: z.natural().min(0).default(8).description('Most fact-tagged notes in the facts context.'),
   lore: z.object({
     entries: z.array(z.object({
@@ -108,10 +111,17 @@ export const Config: z<Config> = z.object({
  * Validate a raw config with {@link Config} and the policy's cross-field rules.
  * @param raw - config as written in cordis.yml or passed to `ctx.plugin`.
  * @returns the resolved config.
- * @throws {AgentTavernError} `invalid-config` for shares that overflow the window; schemastery's error for field types.
+ * @throws {AgentTavernError} `invalid-config` for a field schemastery refuses (e.g. a `contextMode` that is not a
+ *   mode) and for shares that overflow the window.
  */
 export function resolveConfig(raw: unknown): Config {
-  const config = Config(raw as Config)
+  let config: Config
+  try {
+    config = Config(raw as Config)
+  } catch (error: unknown) {
+    throw new AgentTavernError('invalid-config', undefined, error instanceof Error ? error.message : String(error), [], { cause: error })
+  }
+  assertContextMode(config.contextMode)
   assertPolicyConfig(config.policy)
   return config
 }

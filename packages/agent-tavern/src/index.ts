@@ -8,14 +8,14 @@
 import * as AgentTavern from './plugin.ts'
 
 export { AgentTavern }
-export { apply, Config, contextModeOf, inject, lastSelection, name, setContextMode } from './plugin.ts'
+export { apply, Config, contextModeOf, contextModeRefusal, inject, lastSelection, name, setContextMode } from './plugin.ts'
 export type { CharacterConfig, LoreConfig, ToolLimits } from './config.ts'
 export { AgentTavernError } from './errors.ts'
 export type { AgentTavernErrorCode } from './errors.ts'
 export { inspectCapabilities } from './capabilities.ts'
 export type { ModeAvailability, TavernCapabilities, TavernCapability } from './capabilities.ts'
 export { CONTEXT_MODE_EVENT } from './mode.ts'
-export type { ContextMode, ContextModeChange } from './mode.ts'
+export type { ContextMode, ContextModeChange, ModeRefusal } from './mode.ts'
 export type { PolicyBudget, PolicyConfig, PolicySelection } from './policy.ts'
 export type { LoreEntry } from './lore.ts'
 export { contentText } from './log.ts'
