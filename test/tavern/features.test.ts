@@ -39,7 +39,7 @@ describe('Chinese retrieval on the managed loop', () => {
 })
 
 describe('memory tools', () => {
-  it('write, search, read, update and forget through the loop; results carry truncated and sourceCount; a forgotten memory stays in the log', async () => {
+  it('write, search, read, update (id + revision) and forget through the loop; results carry truncated and sourceCount; a forgotten memory stays in the log', async () => {
     const loop = await tavernLoop()
     const agent = await tavernAgent(loop, 'memory-tools', 'agent-managed')
     const call = async (tool: string, args: object): Promise<unknown> => {
@@ -49,21 +49,25 @@ describe('memory tools', () => {
       const body = text.slice('RESULT '.length)
       return body.startsWith('{') ? JSON.parse(body) : body
     }
-    const { id } = await call('memory_write', { text: '灯塔的地窖钥匙在米拉手里', tags: ['fact'], importance: 0.9, confidence: 0.6, scope: 'character' }) as { id: string }
+    const { id, revision: written } = await call('memory_write', { text: '灯塔的地窖钥匙在米拉手里', tags: ['fact'], importance: 0.9, confidence: 0.6, scope: 'character' }) as { id: string; revision: string }
     await call('memory_write', { text: 'the ford floods at high water', tags: ['fact'] })
-    expect(await call('memory_search', { query: '地窖钥匙在哪里' })).toMatchObject({
-      hits: [{ id, text: '灯塔的地窖钥匙在米拉手里', scope: 'character', importance: 0.9, confidence: 0.6, truncated: false }],
+    const found = await call('memory_search', { query: '地窖钥匙在哪里' }) as { hits: { id: string; revision: string; importance: number }[] }
+    expect(found).toMatchObject({
+      hits: [{ id, text: '灯塔的地窖钥匙在米拉手里', scope: 'character', importance: 0.9, confidence: 0.6, truncated: false, revision: written }, { text: 'the ford floods at high water', importance: 0 }],
       truncated: false,
       sourceCount: 2,
     })
-    expect(await call('memory_search', { query: 'ford', scope: 'character' })).toEqual({ hits: [], truncated: false, sourceCount: 1 })
-    await call('memory_update', { id, text: '灯塔的地窖钥匙在旅人手里', confidence: 1 })
-    expect(await call('memory_read', { id })).toMatchObject({ id, text: '灯塔的地窖钥匙在旅人手里', confidence: 1, importance: 0.9 })
+    expect(await call('memory_search', { query: 'ford', scope: 'character' })).toMatchObject({ hits: [{ id, score: 9 + 3 + 1 }], truncated: false, sourceCount: 1 })
+    const { revision: updated } = await call('memory_update', { id, revision: written, text: '灯塔的地窖钥匙在旅人手里', confidence: 1 }) as { revision: string }
+    expect(updated).not.toBe(written)
+    expect(await call('memory_update', { id, revision: written, text: '灯塔的地窖钥匙在别人手里' })).toMatch(new RegExp(`changed: it is at revision ${updated}, not "${written}"; read it again with memory_read`))
+    expect(await call('memory_read', { id })).toMatchObject({ id, text: '灯塔的地窖钥匙在旅人手里', confidence: 1, importance: 0.9, revision: updated })
     expect(runtimeContext(loopRequests(loop).at(-1)!.messages)).toContain('- 灯塔的地窖钥匙在旅人手里')
-    expect(await call('memory_forget', { id })).toEqual({ id, forgotten: true })
-    expect(await call('memory_search', { query: '地窖钥匙' })).toEqual({ hits: [], truncated: false, sourceCount: 1 })
+    expect(await call('memory_forget', { id, revision: written })).toMatch(/changed: it is at revision/)
+    expect(await call('memory_forget', { id, revision: updated })).toEqual({ id, forgotten: true })
+    expect(await call('memory_search', { query: '地窖钥匙' })).toMatchObject({ hits: [{ text: 'the ford floods at high water' }], truncated: false, sourceCount: 1 })
     expect(await call('memory_read', { id })).toMatch(/was forgotten/)
-    expect(await call('memory_update', { id, text: 'again' })).toMatch(/was forgotten/)
+    expect(await call('memory_update', { id, revision: updated, text: 'again' })).toMatch(/was forgotten/)
     expect(await call('memory_write', { text: 'bad', importance: 2 })).toMatch(/importance 2 is not between 0 and 1/)
     expect(runtimeContext(loopRequests(loop).at(-1)!.messages)).not.toContain('灯塔的地窖钥匙')
     expect(agent.session.events.some(event => event.type === 'tool/call' && event.data.name === 'memory_forget')).toBe(true)

@@ -103,6 +103,7 @@ export const Config: z<Config> = z.object({
       relevance: z.number().min(0).default(100),
       importance: z.number().min(0).default(10),
       freshness: z.number().min(0).default(1),
+      credibility: z.number().min(0).default(5),
     }).default({} as PolicyConfig['weights']),
   }).default({} as PolicyConfig),
 }) as z<Config>

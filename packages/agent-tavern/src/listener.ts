@@ -16,7 +16,7 @@ import { AgentTavernError } from './errors.ts'
 import { isUserSource, pluginOf } from './host-log.ts'
 import { terms } from './lexical.ts'
 import { messageText } from './log.ts'
-import { declaredImportance } from './memory.ts'
+import { declaredConfidence, declaredImportance } from './memory.ts'
 import type { PolicyConfig, PolicyNode, PolicySelection, PolicyState } from './policy.ts'
 import { policyRevision, selectContext } from './policy.ts'
 
@@ -37,6 +37,9 @@ export interface ListenerServices {
   readonly contextWindow: (signal: AbortSignal) => Promise<number | undefined>
 }
 
+/** Credibility of what the model or a tool said, which no one confirmed: below the user's word and a confident memory. */
+const UNCONFIRMED = 0.5
+
 /**
  * The policy view of a node; pure in the message, so cached by seq. A turn start is any user input that is not standing
  * context: the user's messages, and plugin-sourced ones such as imported chat history, so the boundary can also
@@ -53,6 +56,7 @@ function describe(meter: RequestPricer, node: ContextNode): PolicyNode {
     ...standing === undefined ? {} : { standing },
     terms: terms(messageText(message)),
     importance: declaredImportance(message),
+    credibility: declaredConfidence(message) ?? (isUserSource(message.source) ? 1 : UNCONFIRMED),
   }
 }
 

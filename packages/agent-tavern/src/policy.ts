@@ -24,17 +24,21 @@ interface PolicyShares {
   readonly kernel: number
   /** Recent turns, from the forgetting boundary to the tail. */
   readonly recent: number
-  /** Older nodes ranked by relevance, importance and freshness. */
+  /** Older nodes ranked by relevance, importance, freshness and credibility. */
   readonly retrieved: number
   /** Reserved for the reply: requests never exceed `(1 - reply) * contextWindow` unless pinned nodes alone do. */
   readonly reply: number
 }
 
-/** Weights of the retrieval score `relevance * w.relevance + importance * w.importance + freshness * w.freshness`. */
+/**
+ * Weights of the retrieval score `relevance * w.relevance + importance * w.importance + freshness * w.freshness +
+ * credibility * w.credibility`.
+ */
 interface PolicyWeights {
   readonly relevance: number
   readonly importance: number
   readonly freshness: number
+  readonly credibility: number
 }
 
 /** The policy's tunables. */
@@ -61,6 +65,8 @@ export interface PolicyNode {
   readonly terms: readonly string[]
   /** Importance in [0, 1]; 0 means the node is retrieved only for its relevance. */
   readonly importance: number
+  /** How far its source is to be believed, in [0, 1] (0004 §8 "source credibility"): ranks candidates, never admits one. */
+  readonly credibility: number
 }
 
 /** Everything one selection depends on besides the previous state. */
@@ -232,17 +238,18 @@ function retrieve(surface: Surface, boundary: number, budget: number): number[] 
   const { input, config, pinned } = surface
   const { nodes, query } = input
   const freshnessScale = Math.max(1, nodes.length - 1)
-  const groups = new Map<number, { members: readonly number[]; tokens: number; terms: Set<string>; importance: number; last: number }>()
+  const groups = new Map<number, { members: readonly number[]; tokens: number; terms: Set<string>; importance: number; credibility: number; last: number }>()
   for (let i = 0; i < boundary; i++) {
     const node = nodes[i] as PolicyNode
     if (pinned.has(node.seq)) continue
     const members = unitOf(input, node.seq)
     const key = members[0] as number
     let group = groups.get(key)
-    if (group === undefined) groups.set(key, group = { members, tokens: 0, terms: new Set(), importance: 0, last: i })
+    if (group === undefined) groups.set(key, group = { members, tokens: 0, terms: new Set(), importance: 0, credibility: 0, last: i })
     group.tokens += node.tokens
     for (const term of node.terms) group.terms.add(term)
     group.importance = Math.max(group.importance, node.importance)
+    group.credibility = Math.max(group.credibility, node.credibility)
     group.last = Math.max(group.last, i)
   }
   const { weights } = config
@@ -251,7 +258,8 @@ function retrieve(surface: Surface, boundary: number, budget: number): number[] 
     .filter(({ group, match }) => match > 0 || group.importance > 0)
     .map(({ group, match }) => ({
       group,
-      score: match * weights.relevance + group.importance * weights.importance + (group.last / freshnessScale) * weights.freshness,
+      score: match * weights.relevance + group.importance * weights.importance + (group.last / freshnessScale) * weights.freshness
+        + group.credibility * weights.credibility,
     }))
     .sort((a, b) => b.score - a.score || b.group.last - a.group.last)
   const kept: number[] = []

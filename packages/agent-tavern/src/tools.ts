@@ -6,7 +6,7 @@
  */
 
 import type { ContentBlock } from '@deepseek-ai/dsh-llm'
-import type { Session } from '@deepseek-ai/dsh-session'
+import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import type { ToolDefinition } from '@deepseek-ai/dsh-tools'
 import type { ParameterSchemaSpec } from '@deepseek-ai/dsh-tools'
 import { defineTool } from '@deepseek-ai/dsh-tools'
@@ -59,7 +59,11 @@ const RECORD = {
   createdAt: { type: 'string', required: true },
   updatedAt: { type: 'string', required: true },
   expiresAt: { type: 'string' },
+  revision: { type: 'string', required: true },
 } as const
+const REVISION = { type: 'string', required: true, description: 'The revision memory_read, memory_search or the last change returned.' } as const
+/** What a write or an update returns: the id and the record's new revision. */
+const CHANGED = { id: { type: 'string', required: true }, revision: { type: 'string', required: true } } as const
 
 /** A closed object schema. */
 function record<const P extends ParameterSchemaSpec>(properties: P): { type: 'object'; additionalProperties: false; properties: P } {
@@ -93,12 +97,30 @@ function activeRecord(session: Session, id: string): MemoryRecord {
   return record
 }
 
+/** The active record with an id at the revision a change names, else a model-readable error. */
+function currentRecord(session: Session, id: string, revision: string): MemoryRecord {
+  const record = activeRecord(session, id)
+  if (record.revision !== revision) throw new Error(`memory ${JSON.stringify(id)} changed: it is at revision ${record.revision}, not ${JSON.stringify(revision)}; read it again with memory_read`)
+  return record
+}
+
+/**
+ * The id and revision a record will have once this call succeeds: the fold of the log with the call's result.
+ * @param session - the session.
+ * @param id - the record.
+ * @param callId - the running call.
+ */
+function changed(session: Session, id: string, callId: string): { id: string; revision: string } {
+  const succeeded = { type: 'tool/result', data: { message: { source: { callId }, content: [] } } } as unknown as SessionEvent
+  return { id, revision: (memoryRecords([...logOf(session), succeeded]).get(id) as MemoryRecord).revision }
+}
+
 const iso = (at: number): string => new Date(at).toISOString()
 
 /** A record as the memory tools return it. */
-function recordView(record: MemoryRecord): { id: string; text: string; tags: string[]; scope: string; importance: number; confidence: number; turn: number; createdAt: string; updatedAt: string; expiresAt?: string } {
-  const { id, text, tags, scope, importance, confidence, turn, createdAt, updatedAt, expiresAt } = record
-  return { id, text, tags: [...tags], scope, importance, confidence, turn, createdAt: iso(createdAt), updatedAt: iso(updatedAt), ...expiresAt === undefined ? {} : { expiresAt: iso(expiresAt) } }
+function recordView(record: MemoryRecord): { id: string; text: string; tags: string[]; scope: string; importance: number; confidence: number; turn: number; createdAt: string; updatedAt: string; expiresAt?: string; revision: string } {
+  const { id, text, tags, scope, importance, confidence, turn, createdAt, updatedAt, expiresAt, revision } = record
+  return { id, text, tags: [...tags], scope, importance, confidence, turn, createdAt: iso(createdAt), updatedAt: iso(updatedAt), ...expiresAt === undefined ? {} : { expiresAt: iso(expiresAt) }, revision }
 }
 
 function rangeOf(args: { fromSeq?: number; toSeq?: number; fromTurn?: number; toTurn?: number }): HistoryRange {
@@ -188,11 +210,11 @@ export function tavernTools(session: Session, limits: ToolLimits, lore: readonly
       name: TOOL_NAMES.memoryWrite,
       description: 'Keep a memory about the story (a fact, a promise, the current scene). Tag "fact" memories appear in the facts context; the newest "scene" memory is the current scene.',
       parameters: { text: { type: 'string', required: true }, ...FIELDS },
-      output: { schema: record({ id: { type: 'string', required: true } }), render: json },
+      output: { schema: record(CHANGED), render: json },
       async execute(args, exec) {
         checkFields(args)
         if (args.text.trim().length === 0) throw new Error('text is empty')
-        return { id: String(exec.callId) }
+        return changed(session, String(exec.callId), String(exec.callId))
       },
     }),
     defineTool({
@@ -241,22 +263,22 @@ export function tavernTools(session: Session, limits: ToolLimits, lore: readonly
     }),
     defineTool({
       name: TOOL_NAMES.memoryUpdate,
-      description: 'Correct a memory: give its id and the fields that change.',
-      parameters: { id: ID, text: { type: 'string' }, ...FIELDS },
-      output: { schema: record({ id: { type: 'string', required: true } }), render: json },
-      async execute(args) {
+      description: 'Correct a memory: give its id, the revision you last read, and the fields that change. A memory changed since that revision is refused: read it again first.',
+      parameters: { id: ID, revision: REVISION, text: { type: 'string' }, ...FIELDS },
+      output: { schema: record(CHANGED), render: json },
+      async execute(args, exec) {
         checkFields(args)
-        activeRecord(session, args.id)
-        return { id: args.id }
+        currentRecord(session, args.id, args.revision)
+        return changed(session, args.id, String(exec.callId))
       },
     }),
     defineTool({
       name: TOOL_NAMES.memoryForget,
-      description: 'Forget a memory that no longer holds. It stays in the story log, marked forgotten.',
-      parameters: { id: ID },
+      description: 'Forget a memory that no longer holds: give its id and the revision you last read. It stays in the story log, marked forgotten.',
+      parameters: { id: ID, revision: REVISION },
       output: { schema: record({ id: { type: 'string', required: true }, forgotten: { type: 'boolean', required: true } }), render: json },
       async execute(args) {
-        activeRecord(session, args.id)
+        currentRecord(session, args.id, args.revision)
         return { id: args.id, forgotten: true }
       },
     }),
