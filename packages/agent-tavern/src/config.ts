@@ -37,6 +37,16 @@ export interface LoreConfig {
   readonly scanTurns: number
 }
 
+/** Who may summarize the story with a model. */
+export interface CuratorConfig {
+  /**
+   * Whether the deployment's compaction engine may summarize with a model call in `agent-managed` (an explicit
+   * curator). Off: managed mode runs only on a compaction engine with `summary: 'reference'`, so it makes no model
+   * call of its own.
+   */
+  readonly summarizer: boolean
+}
+
 /** Resolved AgentTavern config. */
 export interface Config {
   readonly character: CharacterConfig
@@ -53,7 +63,14 @@ export interface Config {
   readonly anchorEvery: number
   readonly tools: ToolLimits
   readonly policy: PolicyConfig
+  readonly curator: CuratorConfig
 }
+
+/**
+ * The `referenceHint` for `@dsh-context/compaction-effective-projection` with `summary: 'reference'` under
+ * AgentTavern: a compacted span's replacement tells the model how to fetch it with the history tools.
+ */
+export const TAVERN_REFERENCE_HINT = 'Read it with tavern_history_read {"fromSeq": {start}, "toSeq": {end}}, or find a detail with tavern_history_search.'
 
 /** The default kernel contract. */
 const DEFAULT_KERNEL = [
@@ -106,6 +123,9 @@ export const Config: z<Config> = z.object({
       credibility: z.number().min(0).default(5),
     }).default({} as PolicyConfig['weights']),
   }).default({} as PolicyConfig),
+  curator: z.object({
+    summarizer: z.boolean().default(false).description('Let the compaction engine summarize with a model in agent-managed mode.'),
+  }).default({ summarizer: false }),
 }) as z<Config>
 
 /**

@@ -9,7 +9,8 @@ import * as AgentTavern from './plugin.ts'
 
 export { AgentTavern }
 export { apply, Config, contextModeOf, contextModeRefusal, inject, lastSelection, name, setContextMode } from './plugin.ts'
-export type { CharacterConfig, LoreConfig, ToolLimits } from './config.ts'
+export { TAVERN_REFERENCE_HINT } from './config.ts'
+export type { CharacterConfig, CuratorConfig, LoreConfig, ToolLimits } from './config.ts'
 export { AgentTavernError } from './errors.ts'
 export type { AgentTavernErrorCode } from './errors.ts'
 export { inspectCapabilities } from './capabilities.ts'

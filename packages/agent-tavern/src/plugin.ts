@@ -9,6 +9,7 @@
 
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
+import { compactionSummary } from '@dsh-context/compaction-effective-projection'
 import { PERSONA_ORDER, PERSONA_SECTION } from '@deepseek-ai/dsh-system-prompt'
 import type {} from '@deepseek-ai/dsh-token-meter'
 import { registerReminders } from './anchor.ts'
@@ -144,7 +145,8 @@ async function routeWindow(ctx: Context, agent: Agent, signal: AbortSignal): Pro
 }
 
 /**
- * Check that `agent-managed` can run: the host's capabilities, and the policy against the route's context window, so
+ * Check that `agent-managed` can run: the host's capabilities, no model summaries unless a curator allows them
+ * (`curator.summarizer`), and the policy against the route's context window, so
  * a config that could never project a request is refused at once and not on every turn. `dsh-native` always can:
  * its capacity is DSH's, never Tavern configuration.
  * @throws {AgentTavernError} `mode-unavailable`, `invalid-config` with the budgets and the window, or
@@ -153,6 +155,9 @@ async function routeWindow(ctx: Context, agent: Agent, signal: AbortSignal): Pro
 async function assertCanRun(ctx: Context, agent: Agent, config: TavernConfig, mode: ContextMode): Promise<void> {
   assertModeAvailable(ctx, String(agent.id), mode)
   if (mode === 'dsh-native') return
+  if (compactionSummary(ctx) === 'model' && !config.curator.summarizer) {
+    throw new AgentTavernError('hidden-summarizer', String(agent.id), 'agent-managed makes no hidden model calls, but the compaction engine summarizes with one; mount @dsh-context/compaction-effective-projection with summary: reference (referenceHint: TAVERN_REFERENCE_HINT), or set curator.summarizer: true to allow model summaries')
+  }
   const { provider, model } = currentRoute(agent)
   const contextWindow = await routeWindow(ctx, agent, new AbortController().signal)
   if (contextWindow === undefined) {

@@ -35,7 +35,11 @@ import type { ProjectionPolicy } from './config.ts'
 import { ProjectionCompactionConfig, ProjectionCompactionConfigError, resolveProjectionConfig } from './config.ts'
 import { hasProjectedRequests } from './listeners.ts'
 import type { ProjectedRange } from './region.ts'
-import { selectProjectedRange, sentAfterReplacement } from './region.ts'
+import { referenceText, selectProjectedRange, sentAfterReplacement } from './region.ts'
+
+/** The basic engine's summarizer types, which its package index does not export. */
+type SummarizationInput = Parameters<BasicCompactionEngine['summarize']>[0]
+type SummaryResult = Awaited<ReturnType<BasicCompactionEngine['summarize']>>
 
 function requestTarget(agent: Agent): Pick<LlmCallConfig, 'provider' | 'model'> | undefined {
   const routed = agent.session.requestHeader()?.config
@@ -66,6 +70,8 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
 
   private readonly calibrations = new WeakMap<Session, UsageCalibration>()
   private readonly warnedTargets = new Set<string>()
+  /** The span each agent's running compaction replaces, for a `summary: 'reference'` text. */
+  private readonly spans = new WeakMap<Agent, { start: number; end: number }>()
 
   /**
    * @param ctx - the plugin context.
@@ -110,6 +116,37 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
         assertNever(trigger, 'compaction trigger')
     }
     return super.compactIfNeeded(agent, trigger, signal)
+  }
+
+  /**
+   * Every compaction goes through here (pressure, overflow, `compactNow`); the span is kept for {@link summarize}.
+   * @param start - inclusive first surface-node seq.
+   * @param end - inclusive last surface-node seq.
+   * @param agent - owner of the session.
+   * @param signal - cancellation.
+   * @returns the compaction.
+   */
+  override async compactRegion(start: number, end: number, agent: Agent, signal?: AbortSignal): Promise<CompactionResult> {
+    this.spans.set(agent, { start, end })
+    try {
+      return await super.compactRegion(start, end, agent, signal)
+    } finally {
+      this.spans.delete(agent)
+    }
+  }
+
+  /**
+   * `summary: 'model'`: the basic engine's model call. `summary: 'reference'`: no model call, the span's
+   * {@link referenceText}.
+   * @param input - the span's messages and the conversation's system prompt and tools.
+   * @param agent - owner of the session.
+   * @param signal - cancellation.
+   * @returns the summary blocks and their envelope.
+   */
+  protected override async summarize(input: SummarizationInput, agent: Agent, signal?: AbortSignal): Promise<SummaryResult> {
+    const span = this.spans.get(agent)
+    if (this.policy.summary === 'model' || span === undefined) return super.summarize(input, agent, signal)
+    return { summary: [{ type: 'text' as const, text: referenceText({ ...span, messages: input.messages.length }, this.policy.referenceHint) }], provider: 'reference', model: 'reference' }
   }
 
   private projects(agent: Agent): boolean {
