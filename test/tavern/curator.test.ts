@@ -6,13 +6,14 @@
  */
 
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
-import { contentText, contextModeOf, contextModeRefusal, TAVERN_REFERENCE_HINT } from '@dsh-context/agent-tavern'
+import { AgentTavern, contentText, contextModeOf, contextModeRefusal, TAVERN_REFERENCE_HINT } from '@dsh-context/agent-tavern'
 import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
+import type { BootOptions } from '@dsh-context/loop-testkit'
 import { failureReply } from '@dsh-context/loop-testkit'
 import { describe, expect, it } from 'vitest'
-import { expectRebuiltFromLog, loopRequests, tavernAgent, tavernLoop, toolModel } from './support.ts'
+import { expectRebuiltFromLog, loopRequests, MIRA, SMALL_POLICY, tavernAgent, tavernLoop, toolModel } from './support.ts'
 
-const MODEL_SUMMARIES = { plugins: [[ProjectionAwareCompactionEngine, { measure: 'projection' }]] } as const
+const MODEL_SUMMARIES: BootOptions = { plugins: [[ProjectionAwareCompactionEngine, { measure: 'projection' }]] }
 
 describe('agent-managed and model summaries', () => {
   it('is refused on an engine that summarizes with a model: the session runs dsh-native and says why', async () => {
@@ -26,7 +27,7 @@ describe('agent-managed and model summaries', () => {
   it('runs when a curator allows model summaries (curator.summarizer)', async () => {
     const loop = await tavernLoop(MODEL_SUMMARIES)
     const agent = loop.create('curated')
-    await agent.ctx.plugin((await import('@dsh-context/agent-tavern')).AgentTavern, { character: { name: 'Mira', identity: 'A ferrywoman.' }, contextMode: 'agent-managed', policy: { blockTokens: 600 }, curator: { summarizer: true } } as never)
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed', policy: SMALL_POLICY, curator: { summarizer: true } } as never)
     expect(contextModeOf(agent)).toBe('agent-managed')
     expect(contextModeRefusal(agent)).toBeUndefined()
   })
