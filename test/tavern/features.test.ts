@@ -41,7 +41,7 @@ describe('Chinese retrieval on the managed loop', () => {
 describe('memory tools', () => {
   it('write, search, read, update (id + revision) and forget through the loop; results carry truncated and sourceCount; a forgotten memory stays in the log', async () => {
     const loop = await tavernLoop()
-    const agent = await tavernAgent(loop, 'memory-tools', 'agent-managed')
+    const agent = await tavernAgent(loop, 'memory-tools', 'agent-managed', SMALL_POLICY, PRELOAD)
     const call = async (tool: string, args: object): Promise<unknown> => {
       await loop.say(agent, `CALL ${tool} ${JSON.stringify(args)}`)
       const text = lastReply(agent.session.events)
@@ -76,16 +76,39 @@ describe('memory tools', () => {
   })
 })
 
+/** Opt in to preloading the scene, facts and triggered lore as runtime contexts. */
+const PRELOAD = { preloadAssets: true }
+
 const LORE = [
   { name: 'The salt mill', keywords: ['salt mill'], text: 'A ruined tide mill on the marsh edge.' },
   { name: '灯塔', keywords: ['灯塔'], text: '熄灭了十一年的灯塔。' },
 ]
 
-describe('lore', () => {
+describe('non-kernel content', () => {
+  it('is fetched through tools by default: no scene, facts or lore context in any request; tavern_scene_get and memory_search return them', async () => {
+    const loop = await tavernLoop()
+    const agent = loop.create('through-tools')
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, scene: 'the ferry dock at dawn', contextMode: 'agent-managed', policy: SMALL_POLICY, lore: { entries: LORE, scanTurns: 2 } } as never)
+    await loop.say(agent, 'CALL memory_write {"text":"the ford floods at high water","tags":["fact"]}')
+    await loop.say(agent, 'We pass the old salt mill.')
+    await loop.say(agent, 'CALL tavern_scene_get {}')
+    await loop.say(agent, 'CALL memory_search {"query":"ford"}')
+    expect(loop.errors).toEqual([])
+    const tavernContexts = loopRequests(loop).flatMap(request => request.messages).filter(message => /Current scene:|Facts of the story:|World info:/.test(contentText(message.content)))
+    expect(tavernContexts).toEqual([])
+    const results = agent.session.events.filter(event => event.type === 'tool/result').map(event => contentText(event.data.message.content))
+    expect(results.at(-2)).toBe('{"scene":"the ferry dock at dawn"}')
+    expect(results.at(-1)).toContain('the ford floods at high water')
+    expect(loopRequests(loop).at(-1)!.tools!.map(tool => tool.name)).toEqual(expect.arrayContaining(['tavern_scene_get', 'tavern_lore_search', 'memory_search']))
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+})
+
+describe('lore (preloadAssets: true)', () => {
   it('shows the entries the recent turns trigger in the runtime context, which the managed policy keeps while they stay triggered', async () => {
     const loop = await tavernLoop()
     const agent = loop.create('lore')
-    await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed', policy: SMALL_POLICY, lore: { entries: LORE, scanTurns: 2 } } as never)
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed', policy: SMALL_POLICY, lore: { entries: LORE, scanTurns: 2 }, ...PRELOAD } as never)
     for (let i = 1; i <= 12; i++) await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
     await loop.say(agent, 'We pass the old salt mill and the 灯塔 beyond it.')
     await loop.say(agent, 'I walk on.')

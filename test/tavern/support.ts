@@ -58,11 +58,12 @@ export async function tavernLoop(options: BootOptions = {}): Promise<BootedLoop>
  * @param id - session id.
  * @param contextMode - the fresh session's mode.
  * @param policy - policy config fields.
+ * @param extra - other config fields (e.g. `preloadAssets`).
  * @returns the agent.
  */
-export async function tavernAgent(loop: BootedLoop, id: string, contextMode: ContextMode, policy: object = SMALL_POLICY): Promise<Agent> {
+export async function tavernAgent(loop: BootedLoop, id: string, contextMode: ContextMode, policy: object = SMALL_POLICY, extra: object = {}): Promise<Agent> {
   const agent = loop.create(id)
-  await agent.ctx.plugin(AgentTavern, { character: MIRA, scene: 'the ferry dock at dawn', contextMode, policy } as never)
+  await agent.ctx.plugin(AgentTavern, { character: MIRA, scene: 'the ferry dock at dawn', contextMode, policy, ...extra } as never)
   return agent
 }
 

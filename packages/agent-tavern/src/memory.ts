@@ -210,6 +210,17 @@ export function activeMemories(events: readonly SessionEvent[]): MemoryRecord[] 
 }
 
 /**
+ * The current scene: the newest active `scene`-tagged memory, else the configured opening scene.
+ * @param events - a session log.
+ * @param opening - the config's `scene`.
+ * @returns its text, and the memory's id when a memory holds it.
+ */
+export function currentScene(events: readonly SessionEvent[], opening: string): { text: string; id?: string } {
+  const record = activeMemories(events).findLast(memory => memory.tags.includes('scene'))
+  return record === undefined ? { text: opening } : { text: record.text, id: record.id }
+}
+
+/**
  * The time a log has reached: its newest event's time.
  * @param events - a session log.
  * @returns epoch milliseconds; 0 for an empty log.

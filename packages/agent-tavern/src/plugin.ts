@@ -21,7 +21,7 @@ import { currentRoute, logOf } from './host-log.ts'
 import { managedProjector } from './listener.ts'
 import type { ManagedProjector } from './listener.ts'
 import { loreContext, triggeredLore } from './lore.ts'
-import { activeMemories } from './memory.ts'
+import { activeMemories, currentScene } from './memory.ts'
 import type { ContextMode, ModeRefusal } from './mode.ts'
 import { assertContextMode, CONTEXT_MODE_EVENT, lastEndedTurn, recordedMode } from './mode.ts'
 import { budgetFor } from './policy.ts'
@@ -172,6 +172,35 @@ async function assertCanRun(ctx: Context, agent: Agent, config: TavernConfig, mo
 }
 
 /**
+ * Push the scene, the newest facts and the triggered lore into every request as runtime-context snapshots
+ * (`preloadAssets: true`); by default the model fetches them with `tavern_scene_get`, `memory_search` and
+ * `tavern_lore_search` instead.
+ */
+function preloadAssets(ctx: Context, session: Agent['session'], config: TavernConfig): void {
+  ctx.systemPrompt.context({
+    name: PROMPT_NAMES.scene,
+    order: 10,
+    text: () => {
+      const { text } = currentScene(logOf(session), config.scene)
+      return text.length === 0 ? '' : `Current scene: ${text}`
+    },
+  })
+  ctx.systemPrompt.context({
+    name: PROMPT_NAMES.facts,
+    order: 20,
+    text: () => {
+      const facts = activeMemories(logOf(session)).filter(record => record.tags.includes('fact')).slice(-config.factsLimit)
+      return facts.length === 0 ? '' : `Facts of the story:\n${facts.map(record => `- ${record.text}`).join('\n')}`
+    },
+  })
+  ctx.systemPrompt.context({
+    name: PROMPT_NAMES.lore,
+    order: 30,
+    text: () => loreContext(triggeredLore(config.lore.entries, logOf(session), config.lore.scanTurns)),
+  })
+}
+
+/**
  * Apply AgentTavern to the agent whose context this is.
  * @param ctx - the agent's context (`agent.ctx`) or a preset context derived from it.
  * @param raw - the plugin config.
@@ -188,28 +217,8 @@ export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
   const { character } = config
   ctx.systemPrompt.section({ name: PERSONA_SECTION, order: PERSONA_ORDER, text: `You are ${character.name}. ${character.identity}` })
   ctx.systemPrompt.section({ name: PROMPT_NAMES.kernel, order: KERNEL_ORDER, text: config.kernel })
-  ctx.systemPrompt.context({
-    name: PROMPT_NAMES.scene,
-    order: 10,
-    text: () => {
-      const scene = activeMemories(logOf(session)).findLast(record => record.tags.includes('scene'))?.text ?? config.scene
-      return scene.length === 0 ? '' : `Current scene: ${scene}`
-    },
-  })
-  ctx.systemPrompt.context({
-    name: PROMPT_NAMES.facts,
-    order: 20,
-    text: () => {
-      const facts = activeMemories(logOf(session)).filter(record => record.tags.includes('fact')).slice(-config.factsLimit)
-      return facts.length === 0 ? '' : `Facts of the story:\n${facts.map(record => `- ${record.text}`).join('\n')}`
-    },
-  })
-  ctx.systemPrompt.context({
-    name: PROMPT_NAMES.lore,
-    order: 30,
-    text: () => loreContext(triggeredLore(config.lore.entries, logOf(session), config.lore.scanTurns)),
-  })
-  for (const tool of tavernTools(session, config.tools, config.lore.entries)) ctx.tools.register(tool)
+  if (config.preloadAssets) preloadAssets(ctx, session, config)
+  for (const tool of tavernTools(session, config)) ctx.tools.register(tool)
   registerReminders(ctx, agent, config.anchorEvery)
 
   const projector = managedProjector(agent, config.policy, { meter: ctx.tokenMeter, contextWindow: signal => routeWindow(ctx, agent, signal) })

@@ -10,20 +10,20 @@ import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import type { ToolDefinition } from '@deepseek-ai/dsh-tools'
 import type { ParameterSchemaSpec } from '@deepseek-ai/dsh-tools'
 import { defineTool } from '@deepseek-ai/dsh-tools'
-import type { ToolLimits } from './config.ts'
+import type { Config } from './config.ts'
 import { logOf } from './host-log.ts'
 import type { HistoryRange } from './log.ts'
 import { readHistory, searchHistory, transcript } from './log.ts'
-import type { LoreEntry } from './lore.ts'
 import { searchLore } from './lore.ts'
 import type { MemoryRecord } from './memory.ts'
-import { isActive, logTime, MEMORY_SCOPES, MEMORY_TOOLS, memoryRecords, searchMemory } from './memory.ts'
+import { currentScene, isActive, logTime, MEMORY_SCOPES, MEMORY_TOOLS, memoryRecords, searchMemory } from './memory.ts'
 
 /** Tool names, as the model calls them. */
 export const TOOL_NAMES = {
   historySearch: 'tavern_history_search',
   historyRead: 'tavern_history_read',
   loreSearch: 'tavern_lore_search',
+  sceneGet: 'tavern_scene_get',
   memoryWrite: MEMORY_TOOLS.write,
   memorySearch: MEMORY_TOOLS.search,
   memoryRead: MEMORY_TOOLS.read,
@@ -135,11 +135,11 @@ function rangeOf(args: { fromSeq?: number; toSeq?: number; fromTurn?: number; to
 /**
  * The AgentTavern tools for one agent's session.
  * @param session - the agent's session; every call reads its log.
- * @param limits - result limits.
- * @param lore - the world-info entries.
+ * @param config - result limits, the world-info entries and the opening scene.
  * @returns registry-ready definitions.
  */
-export function tavernTools(session: Session, limits: ToolLimits, lore: readonly LoreEntry[]): ToolDefinition[] {
+export function tavernTools(session: Session, config: Pick<Config, 'tools' | 'lore' | 'scene'>): ToolDefinition[] {
+  const { tools: limits, lore: { entries: lore } } = config
   const cap = (limit: number | undefined): number => Math.min(limit ?? limits.searchLimit, limits.searchLimit)
   return [
     defineTool({
@@ -204,6 +204,20 @@ export function tavernTools(session: Session, limits: ToolLimits, lore: readonly
       execute(args) {
         const found = searchLore(lore, args.query, cap(args.limit))
         return Promise.resolve({ hits: found.hits.map(entry => ({ name: entry.name, keywords: [...entry.keywords], text: entry.text })), truncated: found.truncated, sourceCount: found.sourceCount })
+      },
+    }),
+    defineTool({
+      name: TOOL_NAMES.sceneGet,
+      description: 'Read the current scene: the newest "scene" memory, else the opening scene.',
+      parameters: {},
+      output: {
+        schema: record({ scene: { type: 'string', required: true }, memoryId: { type: 'string', description: 'The scene memory, when one holds it.' } }),
+        render: json,
+      },
+      isConcurrencySafe: () => true,
+      execute() {
+        const { text, id } = currentScene(logOf(session), config.scene)
+        return Promise.resolve({ scene: text, ...id === undefined ? {} : { memoryId: id } })
       },
     }),
     defineTool({
