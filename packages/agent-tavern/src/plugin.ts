@@ -141,8 +141,14 @@ function controllerOf(agent: Agent): ModeController {
  */
 async function routeWindow(ctx: Context, agent: Agent, signal: AbortSignal): Promise<number | undefined> {
   const { provider, model } = currentRoute(agent)
-  return (await ctx.llm.resolveModelInfo(provider, model, signal)).context?.contextWindow
+  const key = `${provider}/${model}`
+  let window = windows.get(agent)
+  if (window?.key !== key) windows.set(agent, window = { key, value: (await ctx.llm.resolveModelInfo(provider, model, signal)).context?.contextWindow })
+  return window.value
 }
+
+/** Each agent's newest route and its context window: a route change re-reads the window. */
+const windows = new WeakMap<Agent, { readonly key: string; readonly value: number | undefined }>()
 
 /**
  * Check that `agent-managed` can run: the host's capabilities, no model summaries unless a curator allows them
