@@ -5,7 +5,7 @@
  */
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import { AgentTavern, AgentTavernError, CONTEXT_MODE_EVENT, contextModeOf, contextModeRefusal, inspectCapabilities, setContextMode } from '@dsh-context/agent-tavern'
+import { AgentTavern, CONTEXT_MODE_EVENT, contextModeOf, contextModeRefusal, inspectCapabilities, setContextMode } from '@dsh-context/agent-tavern'
 import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
 import type { BootedLoop } from '@dsh-context/loop-testkit'
 import { bootLoop, patchedDsh, stockDsh, textReply } from '@dsh-context/loop-testkit'

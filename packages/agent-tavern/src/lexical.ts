@@ -39,7 +39,7 @@ const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
 /** A grapheme that is a term on its own: an emoji or another pictographic, currency or other symbol. */
 const SYMBOL = /[\p{Extended_Pictographic}\p{So}\p{Sc}]/u
 /** Emoji variation selectors and skin-tone modifiers: `❤️` and `❤`, `👍🏽` and `👍` are one term. */
-const SYMBOL_VARIANTS = /[\uFE0E\uFE0F\u{1F3FB}-\u{1F3FF}]/gu
+const SYMBOL_VARIANTS = /\uFE0E|\uFE0F|\p{Emoji_Modifier}/gu
 
 function stem(word: string): string {
   return word.length > 3 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word
