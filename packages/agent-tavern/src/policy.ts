@@ -242,22 +242,16 @@ function positionsOf(nodes: readonly PolicyNode[]): Positions {
 function surfaceOf(input: PolicyInput, config: PolicyConfig): Surface {
   const { nodes } = input
   const pinned = pinnedSeqs(input)
-  const index = positionsOf(nodes)
-  const pinnedAt = new Uint8Array(nodes.length)
-  for (const seq of pinned) {
-    const at = index.get(seq)
-    if (at !== undefined) pinnedAt[at] = 1
-  }
-  const suffix = new Float64Array(nodes.length + 1)
-  let summedFrom = nodes.length
+  // tail[k]: tokens of the unpinned nodes among the last k.
+  const tail = [0]
   const recentFrom = (i: number): number => {
-    for (; summedFrom > i; summedFrom--) {
-      const at = summedFrom - 1
-      suffix[at] = (suffix[at + 1] as number) + (pinnedAt[at] === 1 ? 0 : (nodes[at] as PolicyNode).tokens)
+    for (let k = tail.length; k <= nodes.length - i; k++) {
+      const node = nodes[nodes.length - k] as PolicyNode
+      tail.push((tail[k - 1] as number) + (pinned.has(node.seq) ? 0 : node.tokens))
     }
-    return suffix[i] as number
+    return tail[nodes.length - i] as number
   }
-  return { input, config, index, pinned, recentFrom }
+  return { input, config, index: positionsOf(nodes), pinned, recentFrom }
 }
 
 /** The first turn start after `from` that frees at least `need` tokens, else the last turn start after it (or `from`). */
