@@ -183,6 +183,26 @@ describe('recall of every user-visible line', () => {
   })
 })
 
+describe('the route\'s context window', () => {
+  it('is re-read when the route changes: the managed budget follows the new route\'s window from the next request', async () => {
+    const windows: Record<string, number> = { 'fake-model': 40_000, 'small-model': 20_000 }
+    const loop = await tavernLoop({ contextWindow: model => windows[model] ?? 0 })
+    const agent = await tavernAgent(loop, 'route-change', 'agent-managed')
+    let routed = 'fake-model'
+    agent.ctx.on('agent/request', async (_payload, next) => ({ ...await next(), model: routed }))
+    const budgets: number[] = []
+    for (let i = 1; i <= 6; i++) {
+      if (i === 4) routed = 'small-model'
+      await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
+      budgets.push(lastSelection(agent)!.budget.input)
+    }
+    expect(loop.errors).toEqual([])
+    expect(loopRequests(loop).map(request => request.model)).toEqual(['fake-model', 'fake-model', 'fake-model', 'small-model', 'small-model', 'small-model'])
+    expect(budgets).toEqual([37_600, 37_600, 37_600, 37_600, 18_800, 18_800])
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+})
+
 describe('the calibrated budget', () => {
   it('sends fewer estimated tokens when the provider reports twice the estimate, and stays within the cap in provider tokens', async () => {
     const run = async (factor: number): Promise<{ peak: number; cap: number; calibrated: number }> => {
