@@ -28,7 +28,8 @@ const log = (line: string): void => { process.stderr.write(`bench: ${line}\n`) }
 const sections: Section[] = []
 const show = (section: Section): void => {
   sections.push(section)
-  process.stdout.write(`\n${renderSection(section)}\n`)
+  if (section.skipped === undefined) process.stdout.write(`\n${renderSection(section)}\n`)
+  else process.stdout.write(`\nskipped ${section.id} (${section.title}): ${section.skipped}\n`)
 }
 
 if (typeof (globalThis as { gc?: unknown }).gc !== 'function') log('run Node with --expose-gc for steadier figures')
