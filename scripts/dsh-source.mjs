@@ -11,7 +11,7 @@
 //                                                                    prints the version
 // Without CHECKOUT, DSH_CHECKOUT is used. Errors: one line on stderr, exit 2.
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
@@ -37,7 +37,7 @@ function checkoutKind(path) {
   if (!existsSync(join(path, '.git'))) return 'folder'
   const top = git(path, ['rev-parse', '--show-toplevel'])
   if (top === undefined) return 'folder'
-  return resolve(top) === resolve(path) ? 'git' : 'folder'
+  return realpathSync(top) === realpathSync(path) ? 'git' : 'folder'
 }
 
 /** A read-only git query (`--no-optional-locks`: not even the index's stat cache is refreshed). */

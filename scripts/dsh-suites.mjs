@@ -31,8 +31,15 @@ const SETUP = 'scripts/test-invariants.ts'
 const TOOLS = ['vitest', 'fast-check', 'typescript', '@types/node']
 
 /**
- * Failures that are this environment's, not the code's: `file` (relative to the checkout) and a test-name pattern,
- * with why. A listed test that passes is reported, so the list cannot go stale silently.
+ * Failures that are this environment's, not the code's: `{ file, test, why }`, `file` relative to the checkout and
+ * `test` a pattern of the full test name. A listed test that passes is reported, so the list cannot go stale.
+ *
+ * None today: on a whole rc.8 checkout every spec of these suites passes, on the stock npm packages, after each step
+ * of the series and on the packages patched with patches/, as root or not (the permission specs that fail as root
+ * live in other packages; scripts/source-checkout.sh runs those as `nobody`). The one file the earlier runner left out,
+ * agent's verify-export-jsdoc.spec.ts, failed only because its partial snapshot lacked DSH's scripts/. The spec files
+ * the npm mode cannot run are no failures: they import a module the npm package does not export (computed and
+ * printed each run).
  */
 const EXPECTED_FAILURES = []
 
@@ -219,7 +226,8 @@ function exportTarget(pkg, subpath) {
 
 /**
  * Replace `src/` of each npm suite's package by modules re-exporting its npm package's entries.
- * @returns the spec files that import a module the npm package does not export, with that module
+ * @returns the spec files that import a module of their package (a src/ file, a subpath) its npm package does not
+ * export, with that module
  */
 async function stubSources(tree, modules) {
   const unreachable = []
@@ -240,10 +248,12 @@ async function stubSources(tree, modules) {
       writeFileSync(join(tree, dir, 'src', `${name}.ts`), `${lines.join('\n')}\n`)
       stubs.add(`${name}.ts`)
     }
+    const exported = new Set(Object.keys(installed.exports ?? {}).map(subpath => subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`))
     for (const spec of sourceFiles(join(tree, dir, 'tests'))) {
       for (const specifier of specifiers(spec)) {
         const local = /^\.\.\/src\/(.+)$/.exec(specifier)?.[1] ?? (specifier.startsWith(`${pkg.name}/src/`) ? specifier.slice(pkg.name.length + 5) : undefined)
         if (local !== undefined && !stubs.has(local)) unreachable.push({ file: relative(tree, spec), module: `src/${local}` })
+        else if (local === undefined && packageName(specifier) === pkg.name && !exported.has(specifier)) unreachable.push({ file: relative(tree, spec), module: specifier })
       }
     }
   }
@@ -320,7 +330,7 @@ function summarize(report, tree, suites, label) {
       const expected = EXPECTED_FAILURES.find(entry => entry.file === path && entry.test.test(test.fullName))
       if (test.status === 'passed') {
         row.passed += 1
-        if (expected && !expected.skip) stale.push(`${path} › ${test.fullName}`)
+        if (expected) stale.push(`${path} › ${test.fullName}`)
       } else if (test.status === 'failed') {
         if (expected) row.expected += 1
         else {
@@ -347,11 +357,6 @@ function linkModules(tree, modules) {
   mkdirSync(join(tree, '.dsh-suites'), { recursive: true })
 }
 
-/** Spec files run by neither mode: listed as skipped in EXPECTED_FAILURES. */
-function skippedFiles() {
-  return EXPECTED_FAILURES.filter(entry => entry.skip).map(entry => entry.file)
-}
-
 async function npmSuites([workArg, label = 'dsh-suites npm']) {
   const work = resolve(workArg ?? die('usage: dsh-suites.mjs npm WORK LABEL'))
   const tree = join(work, 'dsh')
@@ -367,10 +372,10 @@ async function npmSuites([workArg, label = 'dsh-suites npm']) {
     ...(testkit ? sourceAliases(tree, testkit) : []),
   ]
   const files = [...new Set(unreachable.map(entry => entry.file))]
-  const config = vitestConfig(tree, { alias, include: NPM_SUITES.map(dir => `${dir}/tests/**/*.spec.ts`), exclude: [...files, ...skippedFiles()] })
+  const config = vitestConfig(tree, { alias, include: NPM_SUITES.map(dir => `${dir}/tests/**/*.spec.ts`), exclude: files })
   const ok = runVitest(tree, modules, config, NPM_SUITES, label)
   for (const file of files) {
-    console.log(`   not run on the compiled packages: ${file} (imports ${unreachable.filter(entry => entry.file === file).map(entry => entry.module).join(', ')}, which the npm package does not export)`)
+    console.log(`   not run on the npm packages: ${file} (imports ${unreachable.filter(entry => entry.file === file).map(entry => entry.module).join(', ')}, which the npm package does not export)`)
   }
   return ok
 }
@@ -389,7 +394,7 @@ async function sourceSuites([treeArg, workArg, label = 'dsh-suites source']) {
   for (const entry of workspace.values()) if (dirs.has(entry.dir) && (loaded.has(entry.pkg.name) || SOURCE_SUITES.includes(entry.dir))) alias.push(...sourceAliases(tree, entry))
   // vite:oxc follows each package tsconfig's references, which point into the monorepo: base options only.
   for (const dir of dirs) if (existsSync(join(tree, dir, 'tsconfig.json'))) writeFileSync(join(tree, dir, 'tsconfig.json'), `{ "extends": "${relative(join(tree, dir), join(tree, 'tsconfig.base.json'))}" }\n`)
-  const config = vitestConfig(tree, { alias, include: SOURCE_SUITES.map(dir => `${dir}/tests/**/*.spec.ts`), exclude: skippedFiles() })
+  const config = vitestConfig(tree, { alias, include: SOURCE_SUITES.map(dir => `${dir}/tests/**/*.spec.ts`), exclude: [] })
   return runVitest(tree, modules, config, SOURCE_SUITES, label)
 }
 

@@ -6,7 +6,8 @@
 #      session and agent-loop (tsc 6, src and tests)
 #  (b) DSH's own suites (agent-loop, session, compaction-basic, scope, agent) pass after each step, every package the
 #      steps change loaded from source; the count per step is printed (scripts/dsh-suites.mjs source)
-#  (c) DSH's own suites pass on the compiled npm packages patched with patches/ (scripts/dsh-suites.mjs npm)
+#  (c) DSH's own suites, the series' new specs among them, pass on the compiled npm packages patched with patches/
+#      (scripts/dsh-suites.mjs npm; the specs that import what the npm packages do not export are listed)
 #  (d) drift: the series' generated seam modules and Agent Notes equal what the workspace modules and rfcs/ generate
 #      (series.sh check); the compiled session event list equals the series' list
 #  (e) log-format compatibility: stock rc.8 on a log with request/projection events, before and after marking them
@@ -94,9 +95,9 @@ bash "$SERIES/series.sh" check
 step 'pack the @dsh-context packages the compiled patches import (LIBS)'
 LIBS=$(pack_libs | tr '\n' ' ')
 echo "$LIBS"
-step "(c) DSH's suites on the compiled packages with patches/"
-node "$SUITES" install --patches "$root/patches" --libs "$LIBS" "$DSH_CHECKOUT" "$WORK/own-lib"
-node "$SUITES" npm "$WORK/own-lib" 'patched rc.8'
+step "(c) DSH's suites with the series' specs (the last step's tree) on the compiled packages with patches/"
+node "$SUITES" install --patches "$root/patches" --libs "$LIBS" "$WORK/dsh" "$WORK/own-lib"
+node "$SUITES" npm "$WORK/own-lib" 'patched rc.8, series specs'
 
 step '(a) generated session event list, as scripts/gen-persistence-catalog.ts renders it; (d) equal to the compiled list'
 # The generator runs on the last step's tree (its node_modules: the stock install, typescript 6).
