@@ -117,10 +117,11 @@ export class ReportBuilder {
   /** The {@link RequestObserver} to give `LogAnalyzer`. */
   readonly observe = (summary: RequestSummary, view: RequestView): void => {
     const { index, included, request } = view
-    for (let at = 0; at < index.length; at++) {
-      const seq = index.seqs[at] as number
-      if (!this.column.has(seq)) this.addNode(seq, index.messages[at] as Message, index.unitOf[at] as number, view)
-    }
+    // Nodes new since the previous request were appended after it, so they sort after every column: columns stay in seq order.
+    const added: number[] = []
+    for (let at = 0; at < index.length; at++) if (!this.column.has(index.seqs[at] as number)) added.push(at)
+    added.sort((a, b) => (index.seqs[a] as number) - (index.seqs[b] as number))
+    for (const at of added) this.addNode(index.seqs[at] as number, index.messages[at] as Message, index.unitOf[at] as number, view)
     if (this.status.length < this.nodes.length) {
       const grown = new Uint8Array(Math.max(this.nodes.length, this.status.length * 2))
       grown.set(this.status)
