@@ -15,8 +15,7 @@ import { bootLoop, conversationReply, keepLastNodes, patchedDsh, sessionLogPath 
 import type { Browser, Page } from 'playwright-core'
 import { chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
-import { runCli, selected, surfaceBefore } from './support.ts'
+import { compactedSession, runCli, selected, surfaceBefore } from './support.ts'
 
 /** Debian's binary first (its /usr/bin/chromium is a wrapper script), then the wrapper; `CHROMIUM` overrides. */
 const CANDIDATES = [process.env['CHROMIUM'], '/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser']
@@ -48,27 +47,31 @@ function expectedCells(events: readonly SessionEvent[]): { columns: number[]; ro
   return { columns: [...seen].sort((a, b) => a - b), rows }
 }
 
-/** Every map cell of the page's first map page as drawn: the `data-cell` of the element at the cell's centre. */
+/**
+ * In the page: every map cell of the first map page as drawn, the `data-cell` of the element at the cell's centre
+ * (0 where nothing is drawn), and the seq of each column. Page code, so a string: this program has no DOM types.
+ */
+const DRAWN_CELLS = `(() => {
+  const data = JSON.parse(document.getElementById('report-data').textContent)
+  const svg = document.getElementById('mapsvg')
+  svg.scrollIntoView()
+  const [cw, rh, x0, y0] = ['data-cw', 'data-rh', 'data-x0', 'data-y0'].map(name => Number(svg.getAttribute(name)))
+  const box = svg.getBoundingClientRect()
+  const rows = []
+  for (let r = 0; r < Math.min(data.requests.length, data.pageRows); r++) {
+    const row = []
+    for (let c = 0; c < data.nodes.length; c++) {
+      const cell = document.elementFromPoint(box.left + x0 + (c + 0.5) * cw, box.top + y0 + (r + 0.5) * rh)?.getAttribute('data-cell')
+      row.push(cell === null || cell === undefined ? 0 : Number(cell))
+    }
+    rows.push(row)
+  }
+  return { columns: data.nodes.map(node => node[0]), rows }
+})()`
+
 async function drawnCells(page: Page): Promise<{ columns: number[]; rows: number[][] }> {
   await page.selectOption('#zoom', '8')
-  return page.evaluate(() => {
-    const data = JSON.parse((document.getElementById('report-data') as HTMLElement).textContent as string) as { nodes: [number][]; requests: unknown[]; pageRows: number }
-    const svg = document.getElementById('mapsvg') as unknown as SVGSVGElement
-    svg.scrollIntoView()
-    const [cw, rh, x0, y0] = ['data-cw', 'data-rh', 'data-x0', 'data-y0'].map(name => Number(svg.getAttribute(name)))
-    const box = svg.getBoundingClientRect()
-    const rows: number[][] = []
-    for (let r = 0; r < Math.min(data.requests.length, data.pageRows); r++) {
-      const row: number[] = []
-      for (let c = 0; c < data.nodes.length; c++) {
-        const hit = document.elementFromPoint(box.left + x0! + (c + 0.5) * cw!, box.top + y0! + (r + 0.5) * rh!)
-        const cell = hit?.getAttribute('data-cell')
-        row.push(cell === null || cell === undefined ? 0 : Number(cell))
-      }
-      rows.push(row)
-    }
-    return { columns: data.nodes.map(node => node[0]), rows }
-  })
+  return page.evaluate(DRAWN_CELLS) as Promise<{ columns: number[]; rows: number[][] }>
 }
 
 async function open(path: string): Promise<Page> {
@@ -86,16 +89,7 @@ describe.skipIf(executable === undefined)('dsh-context report in Chromium', () =
   let events: SessionEvent[]
 
   beforeAll(async () => {
-    const run = await runLastTurns({
-      dsh: await patchedDsh(),
-      engine: { kind: 'projection-aware', config: { thresholdRatio: 0.8 } },
-      turns: 24,
-      keepTurns: 3,
-      replyChars: turn => (turn % 12 === 8 || turn % 12 === 9 ? 3000 : 400),
-      toolEvery: 5,
-      persistRoot: root,
-    })
-    await run.loop.ctx.sessions.flush(run.agent.session)
+    const run = await compactedSession(root)
     expect(run.compactions).toBeGreaterThan(0)
     log = sessionLogPath(run.loop, run.agent)
     events = (await readSessionLog(log)).events
@@ -120,7 +114,7 @@ describe.skipIf(executable === undefined)('dsh-context report in Chromium', () =
       const tail = want.lastIndexOf(CELL.sent)
       expect(row[tail], `request ${r + 1}: the surface tail is required`).toBe(CELL.required)
     })
-    expect([...statuses].sort()).toEqual([CELL.absent, CELL.sent, CELL.required, CELL.left, CELL.replaced].sort())
+    expect(new Set(statuses)).toEqual(new Set([CELL.absent, CELL.sent, CELL.required, CELL.left, CELL.replaced]))
     mkdirSync(OUT, { recursive: true })
     await page.screenshot({ path: new URL('report-browser.png', OUT).pathname, fullPage: false })
     expect(readFileSync(new URL('report-browser.png', OUT)).subarray(1, 4).toString()).toBe('PNG')
@@ -137,18 +131,18 @@ describe.skipIf(executable === undefined)('dsh-context report in Chromium', () =
     expect(runCli('report', sessionLogPath(loop, agent), '-o', html).status).toBe(EXIT.ok)
     const page = await open(html)
     await page.selectOption('#zoom', '16')
-    const column = await page.evaluate(text => (JSON.parse((document.getElementById('report-data') as HTMLElement).textContent as string) as { nodes: unknown[][] }).nodes.findIndex(node => node[5] === text), forged)
+    const column = await page.evaluate(`JSON.parse(document.getElementById('report-data').textContent).nodes.findIndex(node => node[5] === ${JSON.stringify(forged)})`) as number
     expect(column).toBeGreaterThan(-1)
     const svg = page.locator('#mapsvg')
     const [x0, y0, cw, rh] = await Promise.all(['data-x0', 'data-y0', 'data-cw', 'data-rh'].map(async name => Number(await svg.getAttribute(name))))
     const rows = await page.locator('#rows tr').count()
     await svg.hover({ position: { x: x0! + (column + 0.5) * cw!, y: y0! + (rows - 0.5) * rh! } })
     await expect.poll(() => page.locator('#tip').textContent()).toContain(forged)
-    const markup = await page.evaluate(() => ({
-      pwned: (window as { pwned?: unknown }).pwned,
+    const markup = await page.evaluate(`({
+      pwned: window.pwned,
       images: document.images.length,
       bold: [...document.querySelectorAll('b')].some(element => element.textContent === 'bold'),
-    }))
+    })`)
     expect(markup).toEqual({ pwned: undefined, images: 0, bold: false })
   })
 })

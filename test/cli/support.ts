@@ -5,6 +5,9 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage, foldSurface } from '@deepseek-ai/dsh-session'
 import { CLI_BIN } from '@dsh-context/dsh-context-cli'
+import { patchedDsh } from '@dsh-context/loop-testkit'
+import type { LastTurnsRun } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
+import { runLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 
 /** What one `dsh-context` run printed and returned. */
 export interface CliRun {
@@ -63,4 +66,24 @@ export function surfaceBefore(events: readonly SessionEvent[], seq: number): num
  */
 export function selected(surface: readonly number[], include: readonly (readonly [number, number])[]): number[] {
   return include.flatMap(([first, last]) => surface.slice(surface.indexOf(first), surface.indexOf(last) + 1))
+}
+
+/**
+ * Persist a session where projection-aware compaction replaces the surface inside projected steps (the compaction
+ * package's "last 3 turns exceed" scenario: 24 turns, a tool call every 5, two long replies every 12 turns).
+ * @param persistRoot - where the JSONL log goes.
+ * @returns the run, its log flushed.
+ */
+export async function compactedSession(persistRoot: string): Promise<LastTurnsRun> {
+  const run = await runLastTurns({
+    dsh: await patchedDsh(),
+    engine: { kind: 'projection-aware', config: { thresholdRatio: 0.8 } },
+    turns: 24,
+    keepTurns: 3,
+    replyChars: turn => (turn % 12 === 8 || turn % 12 === 9 ? 3000 : 400),
+    toolEvery: 5,
+    persistRoot,
+  })
+  await run.loop.ctx.sessions.flush(run.agent.session)
+  return run
 }

@@ -20,13 +20,13 @@ export const name = `keep-last-${KEEP_TURNS}-turns`
  * @returns the listener: it selects from the offered nodes and does not call `next()`.
  */
 export function createListener(): PolicyListener {
-  return ({ nodes }): ContextSelection => {
+  return ({ nodes }): Promise<ContextSelection> => {
     let from = nodes.length
     for (let turns = 0; from > 0 && turns < KEEP_TURNS;) {
       from--
       const { message } = nodes[from] as (typeof nodes)[number]
       if (message.source.kind === 'user' && isUserInput(message)) turns++
     }
-    return { include: nodes.slice(from).map(node => node.seq), revision: name }
+    return Promise.resolve({ include: nodes.slice(from).map(node => node.seq), revision: name })
   }
 }

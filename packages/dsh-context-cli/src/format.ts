@@ -88,7 +88,7 @@ export function inspectTable(log: ReadLog, analysis: LogAnalysis): string {
  * @param align - each column's alignment.
  * @returns one line per row, columns padded to their widest cell, two spaces apart.
  */
-export function aligned(rows: readonly (readonly string[])[], align: readonly ('left' | 'right')[]): string[] {
+function aligned(rows: readonly (readonly string[])[], align: readonly ('left' | 'right')[]): string[] {
   const widths = align.map((_, c) => rows.reduce((width, row) => Math.max(width, (row[c] ?? '').length), 0))
   return rows.map(row => row.map((text, c) => {
     const width = widths[c] as number

@@ -12,7 +12,7 @@ import { CELL, COMPOSITION_KEYS } from './report.ts'
 export const PAGE_ROWS = 200
 
 /** Bars of the token chart: above it, each bar is the largest request of a bucket of consecutive requests. */
-export const CHART_BARS = 1000
+const CHART_BARS = 1000
 
 /** Characters a JSON text may hold raw but an HTML parser or a script element acts on. */
 const HTML_UNSAFE = /[<>&\u2028\u2029]/g

@@ -4,7 +4,7 @@
  * @module @dsh-context/dsh-context-cli/report
  */
 
-import type { Message, TokenUsage } from '@deepseek-ai/dsh-llm'
+import type { Message } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { isUserInput, snapshotSource } from '@dsh-context/agent-context'
 import { promptTokens } from '@dsh-context/compaction-effective-projection'
@@ -110,7 +110,7 @@ export class ReportBuilder {
     if (event.type === 'compaction/summary') this.compactions.push(event.seq)
     if (event.type === 'assistant/message' && event.data.usage !== undefined) {
       const last = this.requests.at(-1)
-      if (last !== undefined && last.reported === undefined) last.reported = promptTokens(event.data.usage as TokenUsage)
+      if (last !== undefined && last.reported === undefined) last.reported = promptTokens(event.data.usage)
     }
   }
 

@@ -32,8 +32,8 @@ export interface PolicyPayload {
   readonly signal: AbortSignal
 }
 
-/** An `agent/context` waterfall listener. */
-export type PolicyListener = (payload: PolicyPayload, next: () => Promise<ContextSelection>) => ContextSelection | Promise<ContextSelection>
+/** An `agent/context` waterfall listener, as DSH types it (the host also accepts a synchronous result). */
+export type PolicyListener = (payload: PolicyPayload, next: () => Promise<ContextSelection>) => Promise<ContextSelection>
 
 /** What a policy is built with, once per agent. */
 export interface PolicyHost {
@@ -147,7 +147,7 @@ export interface Simulation {
 }
 
 /** How far a simulation got, for progress lines. */
-export type SimulationProgress = (events: number, total: number) => void
+type SimulationProgress = (events: number, total: number) => void
 
 /** Agent members a listener may read in `simulate`: the log, never the live agent. */
 const READABLE_AGENT = new Set(['id', 'options', 'session'])
