@@ -1,7 +1,7 @@
 /**
  * `dsh-context report` in a real browser: the page a compacted, projected session produces opens in headless Chromium
  * (Debian's `chromium`, driven by `playwright-core`; nothing is downloaded), every map cell on screen says what the
- * log's projections say about that node, hovering shows log text as text, and a screenshot is written to `out/`.
+ * log's projections say about that node, the demo's managed session is drawn as `inspect` reports it, hovering shows log text as text, and a screenshot is written to `out/`.
  * Without a Chromium the suite is skipped with one printed line.
  */
 
@@ -10,12 +10,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { readSessionLog, replayRequests } from '@dsh-context/agent-context'
+import type { RequestSummary } from '@dsh-context/dsh-context-cli'
 import { CELL, EXIT } from '@dsh-context/dsh-context-cli'
 import { bootLoop, conversationReply, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
 import type { Browser, Page } from 'playwright-core'
 import { chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { compactedSession, runCli, selected, surfaceBefore } from './support.ts'
+import { compactedSession, managedDemoSession, runCli, selected, surfaceBefore } from './support.ts'
 
 /** Debian's binary first (its /usr/bin/chromium is a wrapper script), then the wrapper; `CHROMIUM` overrides. */
 const CANDIDATES = [process.env['CHROMIUM'], '/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser']
@@ -118,6 +119,20 @@ describe.skipIf(executable === undefined)('dsh-context report in Chromium', () =
     mkdirSync(OUT, { recursive: true })
     await page.screenshot({ path: new URL('report-browser.png', OUT).pathname, fullPage: false })
     expect(readFileSync(new URL('report-browser.png', OUT)).subarray(1, 4).toString()).toBe('PNG')
+  })
+
+  it('draws the demo\'s managed session as inspect reports it', async () => {
+    const { path, errors } = await managedDemoSession(join(root, 'tavern'), 40)
+    expect(errors).toEqual([])
+    const html = join(root, 'tavern.html')
+    expect(runCli('report', path, '-o', html).status).toBe(EXIT.ok)
+    const { requests } = JSON.parse(runCli('inspect', path, '--json').stdout) as { requests: RequestSummary[] }
+    const drawn = await drawnCells(await open(html))
+    expect(requests.filter(request => request.projectionSeq !== undefined).length).toBeGreaterThan(requests.length / 2)
+    expect(drawn.rows.map(row => ({
+      surfaceNodes: row.filter(cell => cell === CELL.sent || cell === CELL.required || cell === CELL.left).length,
+      includedNodes: row.filter(cell => cell === CELL.sent || cell === CELL.required).length,
+    }))).toEqual(requests.map(({ surfaceNodes, includedNodes }) => ({ surfaceNodes, includedNodes })))
   })
 
   it('shows log text as text on hover, in a page that runs nothing from the log', async () => {

@@ -13,16 +13,14 @@ import { fileURLToPath } from 'node:url'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import { isAgentLoopRequest } from '@deepseek-ai/dsh-llm'
 import { readSessionLog } from '@dsh-context/agent-context'
-import { AgentTavern } from '@dsh-context/agent-tavern'
-import { DEMO_CONTEXT_WINDOW, roleplayReply, story, tavernConfig } from '@dsh-context/agent-tavern-demo'
-import { priceRequest, ProjectionAwareCompactionEngine, requestEnvelope } from '@dsh-context/compaction-effective-projection'
+import { priceRequest, requestEnvelope } from '@dsh-context/compaction-effective-projection'
 import { keepLastTurns } from '@dsh-context/context-policies'
 import type { PolicyFigures, RecallProbe } from '@dsh-context/dsh-context-cli'
 import { EXIT, loadPolicy, meterPricer, simulate } from '@dsh-context/dsh-context-cli'
 import type { ScriptEntry } from '@dsh-context/loop-testkit'
 import { bootLoop, canonicalJson, patchedDsh, sessionLogPath, textReply, toolCallReply } from '@dsh-context/loop-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from './support.ts'
+import { managedDemoSession, runCli } from './support.ts'
 
 const KEEP_LAST_TURNS = fileURLToPath(import.meta.resolve('@dsh-context/context-policies/keep-last-turns'))
 const AGENT_TAVERN = fileURLToPath(import.meta.resolve('@dsh-context/context-policies/agent-tavern'))
@@ -74,19 +72,10 @@ describe('simulate on the AgentTavern demo\'s managed session', () => {
   let probes: RecallProbe[]
 
   beforeAll(async () => {
-    const loop = await bootLoop(await patchedDsh(), {
-      persistRoot: join(root, 'tavern'),
-      contextWindow: DEMO_CONTEXT_WINDOW,
-      fallback: roleplayReply,
-      plugins: [[ProjectionAwareCompactionEngine, { measure: 'projection' }]],
-    })
-    const agent = loop.create('tavern-managed')
-    await agent.ctx.plugin(AgentTavern, { ...tavernConfig('en'), contextMode: 'agent-managed' } as never)
-    const script = story({ turns: TURNS })
-    for (const turn of script) await loop.say(agent, turn.text)
-    await loop.ctx.sessions.flush(agent.session)
-    expect(loop.errors).toEqual([])
-    path = sessionLogPath(loop, agent)
+    const session = await managedDemoSession(join(root, 'tavern'), TURNS)
+    expect(session.errors).toEqual([])
+    path = session.path
+    const { script } = session
     probes = script.flatMap((turn, i) => turn.kind === 'probe' ? [{ turn: i + 1, refersTo: [turn.plantTurn] }] : [])
   })
 

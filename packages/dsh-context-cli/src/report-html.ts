@@ -180,7 +180,7 @@ function table(first, rows) {
     let x = 0
     for (const k of D.composition) { const w = q.composition[k] / Math.max(1, q.tokens) * 120; if (w > 0) el('rect', { x, y: 0, width: w, height: 9, fill: CAT[k] }, bar); x += w }
     h('td', q.revision === undefined ? '-' : q.revision, tr, 'l')
-    tr.addEventListener('click', () => { select(first + i); $('detail').textContent = '' ; detail(first + i, D.colOf.get(q.seq) ?? 0) })
+    tr.addEventListener('click', () => { select(first + i); detail(first + i, q.cells.length === 0 ? 0 : q.cells[q.cells.length - 1][1]) })
   })
 }
 
