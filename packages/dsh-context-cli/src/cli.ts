@@ -173,7 +173,8 @@ async function report({ path, json, quiet, output }: Invocation, io: CliIo, pric
   try {
     writeFileSync(output as string, page)
   } catch (error: unknown) {
-    io.stderr.write(`dsh-context report: cannot write ${printable(output as string)}: ${printable(describeValue((error as NodeJS.ErrnoException).code ?? error))}\n`)
+    const code = (error as NodeJS.ErrnoException).code
+    io.stderr.write(`dsh-context report: cannot write ${printable(output as string)}: ${printable(typeof code === 'string' ? code : describeValue(error))}\n`)
     return EXIT.unreadable
   }
   const { analysis } = analyzer
