@@ -106,6 +106,7 @@ describe('a listener that touches the live agent', () => {
     ['reads agent.ctx', 'return async () => { agent.ctx.tools; return { include: [] } }', 'agent.ctx'],
     ['appends to the session, catching the refusal', 'return async ({ nodes }) => { try { agent.session.append("x", {}) } catch {} return { include: nodes.map(n => n.seq) } }', 'agent.session.append'],
     ['calls followUp when built', 'agent.followUp("more"); return () => ({ include: [] })', 'agent.followUp'],
+    ['reads its tools when built, catching the refusal', 'try { agent.tools } catch {} return () => ({ include: [] })', 'agent.tools'],
   ])('is refused when it %s, naming what it touched', (_, body, touched) => {
     const module = join(root, `touch-${touched}.mjs`)
     writeFileSync(module, `export const name = 'toucher'\nexport function createListener({ agent }) { ${body} }\n`)

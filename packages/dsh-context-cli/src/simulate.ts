@@ -244,6 +244,7 @@ export async function simulate(header: SessionHeader, events: readonly SessionEv
     } catch (error: unknown) {
       throw touchedOr(name, touched, 'createListener', error)
     }
+    if (touched.length > 0) throw touchedOr(name, touched, 'createListener', undefined)
     return { name, listener, agent, touched }
   })].map(run => ({ ...run, previous: undefined, tokens: [], reused: 0, projected: 0, additions: 0, recall: [], requests: options.keepRequests === true && run.listener !== undefined ? [] : undefined }))
   const turns = new TurnClock()
