@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Apply the agent/context seam stack (packages/agent-loop-patch/source/<n>-*/, in order) to a DeepSeek Harness source
 # checkout at 0.1.0-rc.8.
-# Usage: scripts/apply-upstream-patch.sh [--commit] <dsh-checkout>
+# Usage: scripts/apply-upstream-patch.sh [--commit] <dsh-clone>
 #   --commit  apply with `git am` (one commit per patch) instead of changing the working tree only.
 # Refuses a checkout that is not rc.8, or whose files the series touches differ from rc.8; applies nothing unless the
 # whole series applies (`git apply --check` first); says so when the series is already applied.
@@ -10,14 +10,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 SERIES=$root/packages/agent-loop-patch/source
 commit=false
 if [ "${1:-}" = --commit ]; then commit=true; shift; fi
-[ $# -eq 1 ] || { echo "usage: $0 [--commit] <dsh-checkout>" >&2; exit 2; }
+[ $# -eq 1 ] || { echo "usage: $0 [--commit] <dsh-clone>" >&2; exit 2; }
 dsh=$(cd "$1" 2>/dev/null && pwd) || { echo "apply-upstream-patch: $1 is not a directory" >&2; exit 2; }
 refuse() { echo "apply-upstream-patch: refusing $dsh: $*" >&2; exit 1; }
 
-[ -f "$dsh/package.json" ] || refuse 'no package.json: not a DeepSeek Harness checkout'
-identity=$(node -e 'const p = require(process.argv[1]); console.log(`${p.name}@${p.version}`)' "$dsh/package.json")
-[ "$identity" = '@deepseek-ai/dsh-root@0.1.0-rc.8' ] \
-  || refuse "its root package.json is $identity; the series is for @deepseek-ai/dsh-root@0.1.0-rc.8"
+node "$root/scripts/dsh-source.mjs" version --need "$(bash "$SERIES/series.sh" base)" "$dsh" >/dev/null || exit 1
 
 patches=("$SERIES"/[0-9]-*/[0-9][0-9][0-9][0-9]-*.patch)
 [ -e "${patches[0]}" ] || { echo "apply-upstream-patch: no patch series in $SERIES" >&2; exit 2; }

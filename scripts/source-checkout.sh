@@ -2,10 +2,11 @@
 # Build a DeepSeek Harness 0.1.0-rc.8 source checkout with the agent/context series applied, DSH's way, beside the
 # unpatched checkout, and run AgentTavern in managed mode inside DSH's real headless CLI.
 #
-#   scripts/source-checkout.sh [--patched-only | --baseline-gates] <dsh-rc.8-checkout | deepseek-harness-0.1.0-rc.8.tar.gz>
+#   scripts/source-checkout.sh [--patched-only | --baseline-gates] [CHECKOUT]
 #
-# The checkout (a directory: a git clone is exported at HEAD, anything else copied without node_modules; or the
-# `git archive` tarball) is never modified: two copies are made under $SOURCE_CHECKOUT_WORK
+# CHECKOUT (or DSH_CHECKOUT): DeepSeek Harness at tag dsh-v0.1.0-rc.8, as a git clone (exported at HEAD), a folder
+# (copied without node_modules) or a `git archive` tarball (scripts/dsh-source.mjs reads it and refuses any other
+# version). It is never modified: two copies are made under $SOURCE_CHECKOUT_WORK
 # (default ${TMPDIR:-/tmp}/dsh-source-checkout, emptied first), `unpatched` and `patched`; in `patched` the numbered
 # patches of packages/agent-loop-patch/source/ are applied with `git am`, in path order. For each copy:
 #   install   pnpm install --frozen-lockfile with the checkout's pinned pnpm (its packageManager), one store for both
@@ -30,8 +31,18 @@
 # (the run says so; CI sets none).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+usage='usage: scripts/source-checkout.sh [--patched-only | --baseline-gates] [CHECKOUT]'
+flag=
+case ${1:-} in --patched-only | --baseline-gates) flag=$1; shift ;; esac
+[ $# -le 1 ] || { echo "$usage" >&2; exit 2; }
+checkout=${1:-${DSH_CHECKOUT:-}}
+[ -n "$checkout" ] || { echo "source-checkout: no DSH checkout: pass one or set DSH_CHECKOUT (tag dsh-v0.1.0-rc.8); $usage" >&2; exit 2; }
+# Absolute, and refused when it is not the series' base, before the toolchain runs this script from the repository root.
+checkout=$(realpath -m -- "$checkout")
+BASE=$(bash "$root/packages/agent-loop-patch/source/series.sh" base)
+node "$root/scripts/dsh-source.mjs" version --need "$BASE" "$checkout" >/dev/null || exit 2
 if [ -z "${DSH_CONTEXT_TOOLCHAIN:-}" ]; then
-  DSH_CONTEXT_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$root/scripts/source-checkout.sh" "$@"
+  DSH_CONTEXT_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$root/scripts/source-checkout.sh" $flag "$checkout"
 fi
 here=$root/scripts/source-checkout
 SERIES=$root/packages/agent-loop-patch/source
@@ -42,13 +53,11 @@ die() { echo "source-checkout: $*" >&2; exit 2; }
 
 baseline=true
 baseline_gates=false
-case ${1:-} in
-  --patched-only) baseline=false; shift ;;
-  --baseline-gates) baseline_gates=true; shift ;;
+case $flag in
+  --patched-only) baseline=false ;;
+  --baseline-gates) baseline_gates=true ;;
 esac
-[ $# -eq 1 ] || die 'usage: scripts/source-checkout.sh [--patched-only | --baseline-gates] <dsh-rc.8-checkout | deepseek-harness-0.1.0-rc.8.tar.gz>'
-src=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-[ -e "$src" ] || die "$1 does not exist"
+src=$checkout
 mapfile -t patches < <(find "$SERIES" -name '[0-9][0-9][0-9][0-9]-*.patch' | LC_ALL=C sort)
 [ ${#patches[@]} -gt 0 ] || die "no numbered patches under $SERIES"
 
@@ -71,22 +80,11 @@ step() { printf '\n== %s  (+%ds)\n' "$*" $(($(date +%s) - T_START)); }
 # --- the two copies ------------------------------------------------------------------------------------------------
 export GIT_AUTHOR_NAME='dsh-context source-checkout' GIT_AUTHOR_EMAIL='source-checkout@dsh-context.invalid'
 export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
-copy_checkout() { # dir: an untouched rc.8 tree in dir, committed (DSH's build and jscpd need a git repository)
-  mkdir -p "$1"
-  if [ -f "$src" ]; then
-    tar -xzf "$src" -C "$1" --strip-components=1
-  elif git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    git -C "$src" archive --format=tar HEAD | tar -x -C "$1"
-  else
-    tar -C "$src" --exclude=./node_modules --exclude='*/node_modules' -cf - . | tar -x -C "$1"
-  fi
-  local identity
-  identity=$(node -e 'const p = require(process.argv[1]); console.log(`${p.name}@${p.version}`)' "$1/package.json" 2>/dev/null || true)
-  [ "$identity" = '@deepseek-ai/dsh-root@0.1.0-rc.8' ] \
-    || die "refusing $src: its root package.json is '${identity:-unreadable}'; this is for @deepseek-ai/dsh-root@0.1.0-rc.8"
+copy_checkout() { # dir: an untouched copy of the checkout in dir, committed (DSH's build and jscpd need a git repository)
+  node "$root/scripts/dsh-source.mjs" export --need "$BASE" "$src" "$1" >/dev/null || die "copying $src failed"
   git -C "$1" init -q
   git -C "$1" add -A
-  git -C "$1" commit -q --no-verify -m 'DeepSeek Harness 0.1.0-rc.8'
+  git -C "$1" commit -q --no-verify -m "DeepSeek Harness $BASE"
   # The base the series applies to, as series.sh names it: `series.sh catalogs|export $WORK/patched` work on this copy.
   git -C "$1" tag rc.8
 }

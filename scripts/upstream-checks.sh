@@ -1,93 +1,43 @@
 #!/usr/bin/env bash
-# Upstream checks; they need ../shared (the DSH rc.8 source snapshot and its test tool), which a user's clone lacks.
+# Upstream checks against a DeepSeek Harness checkout at the series' base (0.1.0-rc.8):
 #  (a) each stack step of the source series (packages/agent-loop-patch/source/<n>-*/) applies, after the steps before
-#      it, cleanly to ../shared/dsh-src/0.1.0-rc.8; its changed-line count per file; the full series' generated
-#      session event list is what DSH's own generator renders and lists every declared event; the series adds no
-#      type error to agent, session and agent-loop (tsc 6, src and tests)
+#      it, cleanly to the checkout; its changed-line count per file; the full series' generated session event list is
+#      what DSH's own generator renders and lists every declared event; the series adds no type error to agent,
+#      session and agent-loop (tsc 6, src and tests)
 #  (b) DSH's own suites (agent-loop, session, compaction-basic, scope, agent) pass after each step, every package the
-#      steps change loaded from source; the count per step is printed
-#  (c) DSH's own suites pass on the compiled npm packages patched with patches/
+#      steps change loaded from source; the count per step is printed (scripts/dsh-suites.mjs source)
+#  (c) DSH's own suites, the series' new specs among them, pass on the compiled npm packages patched with patches/
+#      (scripts/dsh-suites.mjs npm; the specs that import what the npm packages do not export are listed)
 #  (d) drift: the series' generated seam modules and Agent Notes equal what the workspace modules and rfcs/ generate
 #      (series.sh check); the compiled session event list equals the series' list
 #  (e) log-format compatibility: stock rc.8 on a log with request/projection events, before and after marking them
 #      ignorable
-# Usage: scripts/upstream-checks.sh      Env: SHARED (default ../shared), UPSTREAM_WORK (default $TMPDIR/dsh-context-upstream)
+# Usage: scripts/upstream-checks.sh [CHECKOUT]   CHECKOUT (or DSH_CHECKOUT): a git clone, folder or `git archive`
+# tarball of DSH at tag dsh-v0.1.0-rc.8; it is only read (scripts/dsh-source.mjs copies it). Env: UPSTREAM_WORK
+# (default $TMPDIR/dsh-context-upstream, emptied first).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+[ $# -le 1 ] || { echo 'usage: scripts/upstream-checks.sh [CHECKOUT]' >&2; exit 2; }
+checkout=${1:-${DSH_CHECKOUT:-}}
+[ -n "$checkout" ] || { echo 'upstream-checks: no DSH checkout: pass one or set DSH_CHECKOUT (tag dsh-v0.1.0-rc.8)' >&2; exit 2; }
+# Absolute before the toolchain, which runs this script again from the repository root.
+checkout=$(realpath -m -- "$checkout")
+node "$root/scripts/dsh-source.mjs" version --need "$(bash "$root/packages/agent-loop-patch/source/series.sh" base)" "$checkout" >/dev/null || exit 2
 if [ -z "${DSH_CONTEXT_TOOLCHAIN:-}" ]; then
-  DSH_CONTEXT_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$root/scripts/upstream-checks.sh" "$@"
+  DSH_CONTEXT_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$root/scripts/upstream-checks.sh" "$checkout"
 fi
-SHARED=${SHARED:-$root/../shared}
-SRC=$SHARED/dsh-src/0.1.0-rc.8
-TOOL=$SHARED/tools/dsh-own-tests.sh
 WORK=${UPSTREAM_WORK:-${TMPDIR:-/tmp}/dsh-context-upstream}
 SERIES=$root/packages/agent-loop-patch/source
-[ -f "$SRC/package.json" ] && [ -f "$TOOL" ] || { echo "upstream-checks: $SHARED has no dsh-src/0.1.0-rc.8 or tools/dsh-own-tests.sh" >&2; exit 2; }
+SUITES=$root/scripts/dsh-suites.mjs
 STEPS=("$SERIES"/[0-9]-*/)
 rm -rf "$WORK"
 mkdir -p "$WORK"
 T0=$(date +%s)
 step() { printf '\n== %s\n' "$*"; }
-
-own_tests() { # label, note, then env assignments for dsh-own-tests.sh; the tool's exit status
-  local label=$1 note=$2
-  shift 2
-  step "dsh-own-tests.sh ($label): $note"
-  env W="$WORK/own-$label" "$@" bash "$TOOL"
-}
-
-# step_suites TREE NODE_MODULES LABEL OUT: DSH's suites on a series tree, every package the tree changes from source
-step_suites() {
-  local tree=$1 nm=$2 label=$3 out=$4 pkgs
-  ln -sfn "$nm" "$tree/node_modules"
-  # The packages under test, the source-only testkit and every package the applied steps change run from source;
-  # the other @deepseek-ai packages come from npm. A package the snapshot holds only a generated file of (tool-cordis'
-  # API catalog) is not one of them: its suites run on the whole monorepo (scripts/source-checkout.sh).
-  pkgs=$( (git -C "$tree" diff --name-only rc.8 HEAD; printf 'packages/%s/x\n' core/agent-loop core/session \
-      compaction/compaction-basic core/scope core/agent test-support/agent-loop-testkit) \
-    | awk -F/ '$1 == "packages" && NF > 3 { print $2 "/" $3 }' | sort -u \
-    | while read -r dir; do [ ! -f "$tree/packages/$dir/package.json" ] || echo "$dir"; done | tr '\n' ' ')
-  # vite:oxc follows each package tsconfig's references (vendor/, siblings) that the snapshot lacks: base options only.
-  for f in "$tree"/packages/*/*/tsconfig.json; do echo '{ "extends": "../../../tsconfig.base.json" }' > "$f"; done
-  mkdir -p "$tree/shims"
-  printf "export * from '%s/@deepseek-ai/cordis/lib/index.js'\nexport enum FiberState { PENDING, LOADING, ACTIVE, FAILED, DISPOSED, UNLOADING }\nexport enum LoggerLevel { ERROR = 0, INFO = 1, WARN = 2, DEBUG = 3 }\n" "$nm" > "$tree/shims/cordis.ts"
-  cat > "$tree/vitest.steps.config.ts" <<EOF
-import { readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-import { defineConfig } from 'vitest/config'
-const here = fileURLToPath(new URL('.', import.meta.url))
-const alias = [{ find: /^@deepseek-ai\/cordis\$/, replacement: \`\${here}shims/cordis.ts\` }]
-for (const dir of '$pkgs'.split(' ').filter(Boolean)) {
-  const name = JSON.parse(readFileSync(\`\${here}packages/\${dir}/package.json\`, 'utf8')).name.replace(/[/]/g, '\\\\/')
-  const src = \`\${here}packages/\${dir}/src\`
-  alias.push(
-    { find: new RegExp(\`^\${name}\$\`), replacement: \`\${src}/index.ts\` },
-    { find: new RegExp(\`^\${name}/src/(.*)\$\`), replacement: \`\${src}/\$1\` },
-    { find: new RegExp(\`^\${name}/([\\\\w-]+)\$\`), replacement: \`\${src}/\$1.ts\` })
-}
-export default defineConfig({
-  resolve: { alias },
-  test: {
-    pool: 'forks',
-    setupFiles: ['./scripts/test-invariants.ts'],
-    include: ['packages/*/*/tests/**/*.spec.ts'],
-    server: { deps: { inline: [/@deepseek-ai\\//] } },
-  },
-})
-EOF
-  (cd "$tree" && node "$nm/vitest/vitest.mjs" run --config vitest.steps.config.ts \
-      packages/core/agent-loop/tests packages/core/session/tests packages/compaction/compaction-basic/tests \
-      packages/core/scope/tests packages/core/agent/tests --exclude '**/verify-export-jsdoc.spec.ts' \
-      --reporter=dot --reporter=json --outputFile.json="$out" > "$out.log" 2>&1) || true
-  node -e '
-    const [file, label] = process.argv.slice(1)
-    let r
-    try { r = require(file) } catch { console.error(`${label}: vitest wrote no result`); process.exit(1) }
-    const bad = r.testResults.filter(f => f.status !== "passed")
-    console.log(`${label}: ${r.numPassedTests} tests pass, ${r.numFailedTests} fail in ${r.testResults.length} files (agent-loop, session, compaction-basic, scope, agent)`)
-    for (const f of bad) console.log(`   FAIL ${f.name.replace(/.*packages\//, "")}: ${(f.message || f.assertionResults.filter(a => a.status === "failed").map(a => a.fullName + ": " + (a.failureMessages[0] || "").split("\n")[0]).slice(0, 4).join(" | ")).slice(0, 600)}`)
-    process.exit(bad.length > 0 || r.numFailedTests > 0 || r.numPassedTests === 0 ? 1 : 0)' "$out" "$label"
-}
+# One copy of the checkout; every later copy (series.sh, dsh-suites.mjs) is made from it.
+step "copy of $checkout"
+echo "DeepSeek Harness $(node "$root/scripts/dsh-source.mjs" export "$checkout" "$WORK/checkout")"
+export DSH_CHECKOUT=$WORK/checkout
 
 pack_libs() { # every @dsh-context package the compiled patches import, with its workspace dependencies, as tarballs
   python3 - "$root" "$WORK/pack" <<'PY'
@@ -121,29 +71,33 @@ for name in sorted(seen):
 PY
 }
 
-# The stock run installs DSH's npm packages (the node_modules each step's run and tsc use) and counts DSH's suites
-# on the unpatched packages.
-own_tests stock 'DSH suites on the unpatched rc.8 packages (and the install the steps use)'
+# The stock install is the node_modules each step's run and tsc use; its run counts DSH's suites on the unpatched
+# packages.
+step "DSH's suites on the unpatched rc.8 npm packages"
+node "$SUITES" install "$DSH_CHECKOUT" "$WORK/own-stock"
+node "$SUITES" npm "$WORK/own-stock" 'stock rc.8'
 n=0
 for dir in "${STEPS[@]}"; do
   n=$((n + 1))
   name=$(basename "$dir")
-  step "(a) stack steps 1-$n applied to the rc.8 snapshot; step $name changes (git apply --numstat: added, deleted):"
-  DSH_SRC=$SRC bash "$SERIES/series.sh" apply "$WORK/step-$n" --steps $n > /dev/null
+  step "(a) stack steps 1-$n applied to the rc.8 checkout; step $name changes (git apply --numstat: added, deleted):"
+  bash "$SERIES/series.sh" apply "$WORK/step-$n" --steps $n > /dev/null
   cat "$dir"/[0-9]*.patch > "$WORK/step-$n.only.patch"
   git apply --numstat "$WORK/step-$n.only.patch" | awk '{ printf "  %5s %5s  %s\n", $1, $2, $3 }'
   step "(b) DSH's suites after step $name"
-  step_suites "$WORK/step-$n" "$WORK/own-stock/node_modules" "after step $n ($name)" "$WORK/result-step-$n.json"
+  node "$SUITES" source "$WORK/step-$n" "$WORK/own-stock" "after step $n ($name)"
 done
 ln -sfn "$WORK/step-$n" "$WORK/dsh"
 
 step '(d) drift: the seam modules and Agent Notes are what the workspace generates'
-DSH_SRC=$SRC bash "$SERIES/series.sh" check
+bash "$SERIES/series.sh" check
 
 step 'pack the @dsh-context packages the compiled patches import (LIBS)'
 LIBS=$(pack_libs | tr '\n' ' ')
 echo "$LIBS"
-own_tests lib '(c) the compiled packages with patches/' LIB_PATCHES="$root/patches" LIBS="$LIBS"
+step "(c) DSH's suites with the series' specs (the last step's tree) on the compiled packages with patches/"
+node "$SUITES" install --patches "$root/patches" --libs "$LIBS" "$WORK/dsh" "$WORK/own-lib"
+node "$SUITES" npm "$WORK/own-lib" 'patched rc.8, series specs'
 
 step '(a) generated session event list, as scripts/gen-persistence-catalog.ts renders it; (d) equal to the compiled list'
 # The generator runs on the last step's tree (its node_modules: the stock install, typescript 6).

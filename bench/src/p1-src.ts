@@ -2,7 +2,8 @@
  * P1-src: what the source series' step costs without an `agent/context` listener, against the stock step's
  * `session.deriveMessages()`, on one real stock session at 1,000 and 10,000 surface nodes.
  *
- * The series' code is the series itself: `series.sh apply` writes step 1 onto the rc.8 snapshot, and the seam's files
+ * The series' code is the series itself: `series.sh apply` writes step 1 onto a copy of the DSH checkout that
+ * `DSH_CHECKOUT` names (tag dsh-v0.1.0-rc.8; without one the row is skipped), and the seam's files
  * it adds (the host, its listener query, dsh-agent's dispatch with `has()`, the generated session modules) are
  * transpiled with the workspace's TypeScript and bound to the unmodified npm rc.8 packages under `stock/`. Type
  * checking of those files is upstream-checks' job; this bench times them.
@@ -10,7 +11,7 @@
  */
 
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -51,15 +52,18 @@ function stockEntry(name: string): string {
 }
 
 /**
- * Apply step 1 of the series to the rc.8 snapshot and transpile the seam's files into `out`, their imports bound to
+ * Apply step 1 of the series to a copy of the DSH checkout and transpile the seam's files into `out`, their imports bound to
  * the stock npm packages plus the transpiled files.
  * @returns the series' host entry and dispatcher factory, or why they cannot be built here.
  */
 async function seriesModules(out: string): Promise<Series | string> {
-  const snapshot = process.env['DSH_SRC'] ?? join(ROOT, '../shared/dsh-src/0.1.0-rc.8')
-  if (!existsSync(join(snapshot, 'package.json'))) return `no DSH rc.8 snapshot at ${snapshot} (set DSH_SRC)`
+  if (!process.env['DSH_CHECKOUT']) return 'DSH_CHECKOUT is not set (the row times the source series, which applies to a DeepSeek Harness checkout at tag dsh-v0.1.0-rc.8)'
   const tree = join(out, 'dsh')
-  execFileSync('bash', [join(SERIES, 'series.sh'), 'apply', tree, '--steps', '1'], { env: { ...process.env, DSH_SRC: snapshot }, stdio: ['ignore', 'ignore', 'inherit'] })
+  try {
+    execFileSync('bash', [join(SERIES, 'series.sh'), 'apply', tree, '--steps', '1'], { stdio: ['ignore', 'ignore', 'pipe'] })
+  } catch (error) {
+    return String((error as { stderr?: Buffer }).stderr ?? error).trim().split('\n').at(-1) ?? 'series.sh apply failed'
+  }
   const generated = execFileSync('node', [join(SERIES, 'generate.ts'), '--list'], { encoding: 'utf8' }).split('\n')
   const files = [
     ...generated.filter(file => /^packages\/core\/(session|agent-loop)\/src\//.test(file)),
@@ -92,7 +96,7 @@ async function seriesModules(out: string): Promise<Series | string> {
       if (specifier.startsWith('.')) {
         const sibling = join(dirname(file), specifier)
         if (files.includes(sibling)) return `from '${pathToFileURL(js(sibling)).href}'`
-        // A module of the snapshot's own package that the series does not change: the stock package exports it.
+        // A module of the checkout's own package that the series does not change: the stock package exports it.
         const pkg = file.startsWith('packages/core/session/') ? '@deepseek-ai/dsh-session' : '@deepseek-ai/dsh-agent'
         return `from '${stockEntry(pkg)}'`
       }
@@ -139,7 +143,7 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
   const section = {
     id: 'P1-src',
     title: 'No-listener overhead of the source series\' step',
-    method: 'Step 1 of the source series (`series.sh apply --steps 1` on the rc.8 snapshot); its seam files (the host, '
+    method: 'Step 1 of the source series (`series.sh apply --steps 1` on a copy of the DSH checkout `DSH_CHECKOUT` names); its seam files (the host, '
       + 'its listener query, dsh-agent\'s dispatch with `has()`, the generated dsh-session modules) transpiled with the '
       + 'workspace\'s TypeScript and bound to the unmodified npm rc.8 packages. One real stock AgentLoop session grows '
       + 'by the scripted conversation (every third turn calls `echo`) to each size; with no `agent/context` listener, '
@@ -150,9 +154,7 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
   }
   try {
     const series = await seriesModules(out)
-    if (typeof series === 'string') {
-      return { ...section, verdict: `pending: ${series}`, table: { columns: ['surface nodes'], rows: [] } }
-    }
+    if (typeof series === 'string') return { ...section, verdict: 'not measured', skipped: series, table: { columns: [], rows: [] } }
     const dsh: DshModules = await stockDsh()
     const loop = await bootLoop(dsh, { invariants: false, fallback: conversationReply() })
     const agent = loop.create('p1-src')

@@ -35,7 +35,7 @@ const USAGE_PRELOAD = `if (require('node:worker_threads').isMainThread) process.
  * listener keeps the last 6 nodes), and cut it after the `turn/end` of each size.
  * @returns the log file of each size.
  */
-async function recordLogs(dir: string, sizes: readonly number[], log: (line: string) => void): Promise<Map<number, string>> {
+export async function recordLogs(dir: string, sizes: readonly number[], log: (line: string) => void): Promise<Map<number, string>> {
   const loop = await bootLoop(await patchedDsh(), { invariants: false, persistRoot: join(dir, 'sessions'), fallback: conversationReply() })
   const agent = loop.create('p3-cli')
   agent.ctx.on('agent/context', keepLastNodes(6))

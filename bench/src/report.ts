@@ -24,6 +24,8 @@ export interface Section {
   readonly verdict: string
   readonly table: Table
   readonly notes?: readonly string[]
+  /** Why this run could not measure it (what it needs and lacks); the section then has no figures. */
+  readonly skipped?: string
 }
 
 /**
@@ -40,6 +42,9 @@ function markdownTable(table: Table): string {
  * @returns its Markdown: heading, method, target and verdict, table, notes.
  */
 export function renderSection(section: Section): string {
+  if (section.skipped !== undefined) {
+    return [`## ${section.id}. ${section.title}`, '', section.method, '', `Target: ${section.target}. **Not measured in this run: ${section.skipped}.**`].join('\n')
+  }
   return [
     `## ${section.id}. ${section.title}`,
     '',
@@ -79,7 +84,7 @@ export function renderReport(sections: readonly Section[], run: { date: Date; se
     '',
     markdownTable({
       columns: ['', 'benchmark', 'verdict'],
-      rows: sections.map(section => [section.id, section.title, section.verdict]),
+      rows: sections.map(section => [section.id, section.title, section.skipped === undefined ? section.verdict : 'not measured in this run']),
     }),
     '',
     ...sections.flatMap(section => [renderSection(section), '']),

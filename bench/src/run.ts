@@ -16,6 +16,7 @@ import { benchCompaction } from './p5-compaction.ts'
 import { benchSeriesOverhead } from './p1-src.ts'
 import { benchKeepLast } from './p6-keep-last.ts'
 import { benchTavernStep } from './p7-tavern-step.ts'
+import { benchSimulate } from './p8-simulate.ts'
 import type { Section } from './report.ts'
 import { renderReport, renderSection } from './report.ts'
 
@@ -29,7 +30,8 @@ const log = (line: string): void => { process.stderr.write(`bench: ${line}\n`) }
 const sections: Section[] = []
 const show = (section: Section): void => {
   sections.push(section)
-  process.stdout.write(`\n${renderSection(section)}\n`)
+  if (section.skipped === undefined) process.stdout.write(`\n${renderSection(section)}\n`)
+  else process.stdout.write(`\nskipped ${section.id} (${section.title}): ${section.skipped}\n`)
 }
 
 if (typeof (globalThis as { gc?: unknown }).gc !== 'function') log('run Node with --expose-gc for steadier figures')
@@ -45,6 +47,7 @@ show(await benchCompaction(managed, log))
 show(await benchSeriesOverhead(quick, log))
 show(await benchKeepLast(quick, log))
 show(await benchTavernStep(quick, log))
+show(await benchSimulate(quick, log))
 
 const chart = growthChart([
   {

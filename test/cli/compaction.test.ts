@@ -10,26 +10,16 @@ import { join } from 'node:path'
 import { replayRequests } from '@dsh-context/agent-context'
 import type { RequestSummary } from '@dsh-context/dsh-context-cli'
 import { EXIT } from '@dsh-context/dsh-context-cli'
-import { patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
+import { sessionLogPath } from '@dsh-context/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
-import { runLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
-import { runCli } from './support.ts'
+import { compactedSession, runCli } from './support.ts'
 
 const root = mkdtempSync(join(tmpdir(), 'dsh-context-compaction-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 describe('dsh-context on a compacted, projected session', () => {
   it('verifies projections made under every surface generation', async () => {
-    const run = await runLastTurns({
-      dsh: await patchedDsh(),
-      engine: { kind: 'projection-aware', config: { thresholdRatio: 0.8 } },
-      turns: 24,
-      keepTurns: 3,
-      replyChars: turn => (turn % 12 === 8 || turn % 12 === 9 ? 3000 : 400),
-      toolEvery: 5,
-      persistRoot: root,
-    })
-    await run.loop.ctx.sessions.flush(run.agent.session)
+    const run = await compactedSession(root)
     expect(run.compactions).toBeGreaterThan(0)
     const generations = new Set(replayRequests(run.agent.session.events).filter(request => request.projection !== undefined).map(request => request.generation))
     expect(generations.size).toBeGreaterThan(1)

@@ -5,9 +5,10 @@
  */
 
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { zstdCompressSync } from 'node:zlib'
 import { EXIT, main } from '@dsh-context/dsh-context-cli'
 import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
@@ -51,11 +52,15 @@ function file(content: string | Buffer, name = `log-${++files}.jsonl`): string {
   return path
 }
 
-/** Both commands refuse the file with exit 2 and one line: file, line, problem, code; and return the problem. */
+const KEEP_LAST_TURNS = fileURLToPath(import.meta.resolve('@dsh-context/context-policies/keep-last-turns'))
+/** Every command with the options it needs; none writes or prints anything for a file that is not a session log. */
+const COMMANDS = [['verify'], ['inspect'], ['report', '-o', join(root, 'never-written.html')], ['simulate', '--policy', KEEP_LAST_TURNS]]
+
+/** Every command refuses the file with exit 2 and one line: file, line, problem, code; and return the problem. */
 async function expectRefused(path: string, code: string, line: number | undefined): Promise<string> {
   let problem = ''
-  for (const command of ['verify', 'inspect']) {
-    const run = await dshContext(command, path, '--quiet')
+  for (const [command, ...options] of COMMANDS) {
+    const run = await dshContext(command as string, path, '--quiet', ...options)
     expect(run.status).toBe(EXIT.unreadable)
     expect(run.stdout).toBe('')
     const at = line === undefined ? '' : ` line ${line}`
@@ -63,6 +68,7 @@ async function expectRefused(path: string, code: string, line: number | undefine
     expect(match, run.stderr).not.toBeNull()
     problem = match![1]!
   }
+  expect(existsSync(COMMANDS[2]![2]!)).toBe(false)
   return problem
 }
 
@@ -250,8 +256,13 @@ describe('events whose data is not what their type declares', () => {
 
 describe('arguments', () => {
   it.each([
-    [[], 'no command: expected inspect or verify'],
-    [['replay', 'x.jsonl'], 'unknown command "replay": expected inspect or verify'],
+    [[], 'no command: expected inspect, verify, report or simulate'],
+    [['replay', 'x.jsonl'], 'unknown command "replay": expected inspect, verify, report or simulate'],
+    [['report', 'a.jsonl'], 'report needs the page to write: -o <report.html>'],
+    [['verify', 'a.jsonl', '-o', 'x.html'], 'verify writes no file: -o is for report'],
+    [['simulate', 'a.jsonl'], 'simulate needs at least one --policy <module>'],
+    [['inspect', 'a.jsonl', '--policy', 'p.js'], 'inspect takes no policy: --policy is for simulate'],
+    [['simulate', 'a.jsonl', '--policy'], /^Option '--policy <value>' argument missing/],
     [['verify'], 'verify needs the path of a session log'],
     [['verify', 'a.jsonl', 'b.jsonl'], 'verify takes one session log, but got 1 more argument: "b.jsonl"'],
     [['inspect', 'a.jsonl', '--colour'], /^Unknown option '--colour'/],

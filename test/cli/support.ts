@@ -5,6 +5,12 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage, foldSurface } from '@deepseek-ai/dsh-session'
 import { CLI_BIN } from '@dsh-context/dsh-context-cli'
+import { AgentTavern } from '@dsh-context/agent-tavern'
+import { DEMO_CONTEXT_WINDOW, roleplayReply, story, tavernConfig } from '@dsh-context/agent-tavern-demo'
+import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
+import { bootLoop, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
+import type { LastTurnsRun } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
+import { runLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 
 /** What one `dsh-context` run printed and returned. */
 export interface CliRun {
@@ -63,4 +69,46 @@ export function surfaceBefore(events: readonly SessionEvent[], seq: number): num
  */
 export function selected(surface: readonly number[], include: readonly (readonly [number, number])[]): number[] {
   return include.flatMap(([first, last]) => surface.slice(surface.indexOf(first), surface.indexOf(last) + 1))
+}
+
+/**
+ * Persist a session where projection-aware compaction replaces the surface inside projected steps (the compaction
+ * package's "last 3 turns exceed" scenario: 24 turns, a tool call every 5, two long replies every 12 turns).
+ * @param persistRoot - where the JSONL log goes.
+ * @returns the run, its log flushed.
+ */
+export async function compactedSession(persistRoot: string): Promise<LastTurnsRun> {
+  const run = await runLastTurns({
+    dsh: await patchedDsh(),
+    engine: { kind: 'projection-aware', config: { thresholdRatio: 0.8 } },
+    turns: 24,
+    keepTurns: 3,
+    replyChars: turn => (turn % 12 === 8 || turn % 12 === 9 ? 3000 : 400),
+    toolEvery: 5,
+    persistRoot,
+  })
+  await run.loop.ctx.sessions.flush(run.agent.session)
+  return run
+}
+
+/**
+ * Persist the AgentTavern demo's English story in `agent-managed` mode as the demo runs it (its config, window and
+ * compaction engine) on a real patched loop.
+ * @param persistRoot - where the JSONL log goes.
+ * @param turns - the story's length.
+ * @returns the log's path, the script, and the loop's `agent/error` reports.
+ */
+export async function managedDemoSession(persistRoot: string, turns: number): Promise<{ path: string; script: ReturnType<typeof story>; errors: readonly unknown[] }> {
+  const loop = await bootLoop(await patchedDsh(), {
+    persistRoot,
+    contextWindow: DEMO_CONTEXT_WINDOW,
+    fallback: roleplayReply,
+    plugins: [[ProjectionAwareCompactionEngine, { measure: 'projection' }]],
+  })
+  const agent = loop.create('tavern-managed')
+  await agent.ctx.plugin(AgentTavern, { ...tavernConfig('en'), contextMode: 'agent-managed' } as never)
+  const script = story({ turns })
+  for (const turn of script) await loop.say(agent, turn.text)
+  await loop.ctx.sessions.flush(agent.session)
+  return { path: sessionLogPath(loop, agent), script, errors: loop.errors }
 }

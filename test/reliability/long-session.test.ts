@@ -1,7 +1,8 @@
 /**
  * One persisted session of thousands of turns with a keep-last projection listener and DSH's invariants on. The host
  * holds no per-request state (every offered node array is collected), heap grows in proportion to the log, and
- * every request verifies, in process and with `dsh-context verify` on the file.
+ * every request verifies, in process and with `dsh-context verify` on the file; `report` pages it and, like `simulate`,
+ * reports progress on stderr only when stderr is a terminal.
  *
  * `LONG_SESSION_TURNS` sets the length (default 5,000: about 75 s on a 2-core machine, heap +40 MB after GC for a
  * 14.6 MB session file). A listener is offered the whole surface on every request and DSH's invariants re-read the
@@ -11,13 +12,15 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { projectionEvents } from '@dsh-context/agent-context'
-import { EXIT, PROGRESS_MIN_BYTES } from '@dsh-context/dsh-context-cli'
+import { EXIT, main, PROGRESS_MIN_BYTES } from '@dsh-context/dsh-context-cli'
 import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from '../cli/support.ts'
 import { expectAgentVerifies, heapAfterGc } from './support.ts'
 
+const KEEP_LAST_TURNS = fileURLToPath(import.meta.resolve('@dsh-context/context-policies/keep-last-turns'))
 const TURNS = Number(process.env['LONG_SESSION_TURNS'] ?? 5_000)
 if (!Number.isSafeInteger(TURNS) || TURNS < 100) throw new Error(`LONG_SESSION_TURNS must be an integer ≥ 100, got ${process.env['LONG_SESSION_TURNS']}`)
 const root = mkdtempSync(join(tmpdir(), 'dsh-context-long-'))
@@ -71,5 +74,19 @@ describe(`a ${TURNS}-turn session`, () => {
     expect(logBytes).toBeGreaterThanOrEqual(PROGRESS_MIN_BYTES)
     expect(verified.stderr).toMatch(/^(dsh-context: [\d.]+\/[\d.]+ MiB read, [\d,]+ events \(\d+0%\)\n)+$/)
     expect(verified.stderr.trimEnd().split('\n').at(-1)).toMatch(/ \(100%\)$/)
+
+    const html = join(root, 'long.html')
+    const page = runCli('report', sessionLogPath(loop, agent), '-o', html)
+    expect(page).toMatchObject({ status: EXIT.ok, stderr: '' })
+    const pages = Math.ceil(loop.adapter.requests.length / 200)
+    expect(page.stdout).toContain(`${loop.adapter.requests.length} requests × `)
+    expect(page.stdout).toContain(`${pages} map pages of 200 requests`)
+    for (const command of [['report', '-o', html], ['simulate', '--policy', KEEP_LAST_TURNS]]) {
+      let stderr = ''
+      const status = await main([command[0]!, sessionLogPath(loop, agent), ...command.slice(1)], { stdout: { write: () => true }, stderr: { write: (text: string) => { stderr += text }, isTTY: true } })
+      expect(status).toBe(EXIT.ok)
+      expect(stderr).toMatch(/^(dsh-context: [\d.]+\/[\d.]+ MiB read, [\d,]+ events \(\d+0%\)\n)+(dsh-context: [\d,]+\/[\d,]+ events replayed under 2 selections \(\d+0%\)\n)*$/)
+      expect(stderr.trimEnd().split('\n').at(-1)).toMatch(/ \(100%\)$/)
+    }
   })
 })

@@ -6,13 +6,14 @@
 // With DEEPSEEK_API_KEY set (and no --scripted), it instead runs a short agent-managed session on the real DeepSeek
 // provider (@deepseek-ai/dsh-llm-deepseek, route deepseek-official; DEEPSEEK_BASE_URL optional) and prints the same
 // figures plus the provider's usage; no targets, exits 1 only when the session reported an agent error.
-// Run from the repository root: npm run tavern [-- --lang zh --turns 300 --context-window 90000 --every 25 (0: every request)]
+// Run from the repository root: npm run tavern [-- --lang zh --turns 300 --context-window 90000 --every 25 (0: every request)
+// --persist <dir> (each session's JSONL log under <dir>, for dsh-context report and simulate)]
 // Live options: --model deepseek-v4-flash --turns 8 --context-window 20000; --scripted forces the offline model.
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import {
-  demoModel, LIVE_DEFAULTS, LIVE_KEY_ENV, liveProbeTable, liveRequestTable, liveSessionTable, probeTable, reportChart, requestsCsv,
+  DEMO_CONTEXT_WINDOW, demoModel, LIVE_DEFAULTS, LIVE_KEY_ENV, liveProbeTable, liveRequestTable, liveSessionTable, probeTable, reportChart, requestsCsv,
   requestTable, runDemo, runLive, sessionTable,
 } from '../lib/index.js'
 
@@ -25,6 +26,7 @@ const { values } = parseArgs({
     lang: { type: 'string', default: 'en' },
     model: { type: 'string' },
     scripted: { type: 'boolean', default: false },
+    persist: { type: 'string' },
   },
 })
 const choice = demoModel(process.env, { scripted: values.scripted, ...values.model === undefined ? {} : { model: values.model } })
@@ -35,7 +37,7 @@ const number = (name, min, fallback) => {
   return value
 }
 const turns = live ? number('turns', 4, LIVE_DEFAULTS.turns) : number('turns', 20, 300)
-const contextWindow = number('context-window', 1000, live ? LIVE_DEFAULTS.contextWindow : 90_000)
+const contextWindow = number('context-window', 1000, live ? LIVE_DEFAULTS.contextWindow : DEMO_CONTEXT_WINDOW)
 const every = number('every', 0)
 const seed = number('seed', 0)
 const tokens = (value) => value.toLocaleString('en-US')
@@ -86,6 +88,7 @@ const report = await runDemo({
   seed,
   lang,
   progress: (mode, turn) => { if (process.stderr.isTTY && turn % 10 === 0) process.stderr.write(`\r${mode}: turn ${turn}/${turns}   `) },
+  ...values.persist === undefined ? {} : { persistRoot: values.persist },
 })
 if (process.stderr.isTTY) process.stderr.write('\r                                        \r')
 for (const session of [report.native, report.managed]) {
@@ -108,4 +111,5 @@ console.log(probeTable(report).join('\n'))
 console.log('\nTargets')
 for (const target of report.targets) console.log(`${target.pass ? 'PASS' : 'FAIL'}  ${target.name}: ${target.value}`)
 console.log(`\nChart (estimated and provider-reported tokens per request): out/tavern-tokens${suffix}.svg`)
+for (const session of [report.native, report.managed]) if (session.log !== undefined) console.log(`${session.mode} session log: ${session.log}`)
 process.exit(report.targets.every(target => target.pass) ? 0 : 1)

@@ -12,7 +12,7 @@ import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { replayRequests } from '@dsh-context/agent-context'
 import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
 import type { DshModules } from '@dsh-context/loop-testkit'
-import { bootLoop, patchedDsh } from '@dsh-context/loop-testkit'
+import { bootLoop, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
 import type { ContextMode, LoreEntry } from '@dsh-context/agent-tavern'
 import { AgentTavern, AgentTavernError, contextModeRefusal, TAVERN_REFERENCE_HINT } from '@dsh-context/agent-tavern'
 import type { RequestPricer } from '@dsh-context/compaction-effective-projection'
@@ -43,6 +43,8 @@ export interface DemoOptions {
   readonly dsh?: DshModules
   /** Called after every turn. */
   readonly progress?: (mode: ContextMode, turn: number) => void
+  /** Persist each session as JSONL under this directory (`SessionReport.log`). */
+  readonly persistRoot?: string
 }
 
 /** One mode's measurements. */
@@ -66,6 +68,8 @@ export interface SessionReport {
   /** `agent/error` reports. */
   readonly errors: readonly string[]
   readonly seconds: number
+  /** The persisted session log, with `persistRoot`. */
+  readonly log?: string
 }
 
 /** One printed target. */
@@ -112,6 +116,9 @@ const LORE: Record<StoryLanguage, readonly LoreEntry[]> = {
     { name: '芦苇迷宫', keywords: ['芦苇迷宫'], text: '东岸芦苇丛中的水道，每逢春潮就会改道；只有米拉不用向导就能撑船穿过。' },
   ],
 }
+
+/** The demo's context window (`npm run tavern` without `--context-window`). */
+export const DEMO_CONTEXT_WINDOW = 90_000
 
 /** The demo's policy: the default shares, and blocks of 4,000 tokens for fewer prefix changes on its 90,000-token window. */
 const DEMO_POLICY = { blockTokens: 4000 } as const
@@ -214,6 +221,7 @@ export async function runSession(mode: ContextMode, options: DemoOptions): Promi
     contextWindow: options.contextWindow,
     fallback: roleplayReply,
     plugins: [options.compaction ?? demoCompaction(mode)],
+    ...options.persistRoot === undefined ? {} : { persistRoot: options.persistRoot },
   })
   const agent = loop.create(`agent-tavern-${mode}`)
   const unavailable = await mountTavern(agent, mode, { ...tavernConfig(lang), ...options.tavern })
@@ -222,7 +230,10 @@ export async function runSession(mode: ContextMode, options: DemoOptions): Promi
     await loop.say(agent, turn.text)
     options.progress?.(mode, i + 1)
   }
-  return measureSession({ mode, meter: loop.ctx.tokenMeter, script, events: agent.session.events, requests: loop.adapter.requests, errors: loop.errors, started })
+  const report = measureSession({ mode, meter: loop.ctx.tokenMeter, script, events: agent.session.events, requests: loop.adapter.requests, errors: loop.errors, started })
+  if (options.persistRoot === undefined) return report
+  await loop.ctx.sessions.flush(agent.session)
+  return { ...report, log: sessionLogPath(loop, agent) }
 }
 
 const percent = (value: number): string => `${(value * 100).toFixed(1)}%`

@@ -19,15 +19,15 @@
 #                              copy the snapshot to DIR, `git apply --check` then apply the first N steps (default
 #                              all), commit, and print `git diff rc.8 -- PATH...` (a single repo-relative diff)
 #   series.sh check            drift check: checkout + sync in a temporary folder; fails when sync changes anything
+#   series.sh base             the DeepSeek Harness version the series applies to
 #
-# Env: DSH_SRC, the unmodified rc.8 snapshot of the touched packages (default ../shared/dsh-src/0.1.0-rc.8 beside the
-# repository); DSH_TARBALL, the whole rc.8 monorepo (default ../shared/dsh-checkout/deepseek-harness-0.1.0-rc.8.tar.gz),
-# from which the snapshot takes the other upstream files the patches change.
+# Env: DSH_CHECKOUT, a DeepSeek Harness checkout at the base version (a git clone, a folder or a `git archive`
+# tarball; scripts/dsh-source.mjs reads it and refuses any other version). It is only read: the snapshot the commands
+# start from is a copy of it, committed and tagged rc.8.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
-DSH_SRC=${DSH_SRC:-$root/../shared/dsh-src/0.1.0-rc.8}
-DSH_TARBALL=${DSH_TARBALL:-$(dirname "$DSH_SRC")/../dsh-checkout/deepseek-harness-0.1.0-rc.8.tar.gz}
+BASE=0.1.0-rc.8
 NOTES=.agents/notes/proposed/architecture
 # step folder | RFC | Agent Note it becomes in the step's docs commit
 STEPS=(
@@ -42,24 +42,13 @@ export GIT_COMMITTER_DATE='2026-11-29T00:00:00Z'
 
 die() { echo "series.sh: $*" >&2; exit 1; }
 
-snapshot() { # DIR: a git repository holding the untouched snapshot, tagged rc.8
-  [ -f "$DSH_SRC/package.json" ] || die "no DSH snapshot at $DSH_SRC (set DSH_SRC)"
+snapshot() { # DIR: a git repository holding a copy of DSH_CHECKOUT, committed and tagged rc.8
+  [ -n "${DSH_CHECKOUT:-}" ] || die "no DSH checkout: set DSH_CHECKOUT to a DeepSeek Harness $BASE checkout"
   [ ! -e "$1" ] || die "$1 exists; pass a new directory"
-  mkdir -p "$1"
-  cp -R "$DSH_SRC/." "$1/"
-  [ -f "$DSH_TARBALL" ] || die "no DSH rc.8 tarball at $DSH_TARBALL (set DSH_TARBALL)"
-  # The other upstream files the series changes (generated catalogs, zh twins, gate scripts): every file a patch
-  # touches that the tarball has and DSH_SRC lacks.
-  local extra
-  # shellcheck disable=SC2046
-  extra=$(comm -12 \
-    <(sed -n 's|^diff --git a/\([^ ]*\) b/.*|deepseek-harness-0.1.0-rc.8/\1|p' $(step_patches) | sort -u) \
-    <(tar -tzf "$DSH_TARBALL" | sort) | while read -r f; do [ -e "$DSH_SRC/${f#*/}" ] || echo "$f"; done)
-  [ -z "$extra" ] || tar -xzf "$DSH_TARBALL" -C "$1" --strip-components=1 $extra
-  chmod -R u+w "$1"
+  node "$root/scripts/dsh-source.mjs" export --need "$BASE" "$DSH_CHECKOUT" "$1" >/dev/null || exit 1
   git -C "$1" init -q
   git -C "$1" add -A
-  GIT_AUTHOR_DATE=$GIT_COMMITTER_DATE git -C "$1" commit -q --no-verify -m 'DeepSeek Harness 0.1.0-rc.8 snapshot'
+  GIT_AUTHOR_DATE=$GIT_COMMITTER_DATE git -C "$1" commit -q --no-verify -m "DeepSeek Harness $BASE"
   git -C "$1" tag rc.8
 }
 
@@ -203,7 +192,7 @@ case "${1:-}" in
     snapshot "$dir"
     # shellcheck disable=SC2046
     cat $(step_patches "$n") > "$dir.series.patch"
-    git -C "$dir" apply --check "$dir.series.patch" || die "the first $n steps do not apply to $DSH_SRC"
+    git -C "$dir" apply --check "$dir.series.patch" || die "the first $n steps do not apply to $DSH_CHECKOUT"
     git -C "$dir" apply "$dir.series.patch"
     git -C "$dir" add -A
     git -C "$dir" commit -q --no-verify -m "agent/context seam series, steps 1-$n"
@@ -223,5 +212,6 @@ case "${1:-}" in
     fi
     echo "series.sh: no drift: $(generated | wc -l) generated files and ${#STEPS[@]} Agent Notes equal what the workspace generates"
     ;;
-  *) die 'usage: series.sh checkout DIR | sync DIR | catalogs DIR | export DIR | apply DIR [--steps N] [PATH...] | check' ;;
+  base) echo "$BASE" ;;
+  *) die 'usage: series.sh checkout DIR | sync DIR | catalogs DIR | export DIR | apply DIR [--steps N] [PATH...] | check | base' ;;
 esac

@@ -14,6 +14,8 @@ export type { CharacterConfig, CuratorConfig, LoreConfig, ToolLimits } from './c
 export { AgentTavernError } from './errors.ts'
 export type { AgentTavernErrorCode } from './errors.ts'
 export { inspectCapabilities } from './capabilities.ts'
+export { managedListener } from './listener.ts'
+export type { ListenerServices, ManagedProjector } from './listener.ts'
 export type { ModeAvailability, TavernCapabilities, TavernCapability } from './capabilities.ts'
 export { CONTEXT_MODE_EVENT } from './mode.ts'
 export type { ContextMode, ContextModeChange, ModeRefusal } from './mode.ts'

@@ -12,6 +12,7 @@ import { isUserInput, NodeIndex, sessionEventAt, snapshotSource } from '@dsh-con
 import type { RequestPricer } from '@dsh-context/compaction-effective-projection'
 import { calibrationFactor, requestEnvelope, UsageCalibration } from '@dsh-context/compaction-effective-projection'
 import { reminderOf, REMINDER_SOURCES } from './anchor.ts'
+import { resolveConfig } from './config.ts'
 import { AgentTavernError } from './errors.ts'
 import { isUserSource, pluginOf } from './host-log.ts'
 import { terms } from './lexical.ts'
@@ -170,4 +171,17 @@ export function managedProjector(agent: Agent, policy: PolicyConfig, services: L
     return { include: offered.include.filter(seq => chosen.has(seq)), revision }
   }
   return Object.assign(project, { last: () => last })
+}
+
+/**
+ * The managed listener outside the plugin, for a host that mounts it itself or replays a log with it
+ * (`dsh-context simulate`): the policy of a raw AgentTavern config, validated as the plugin validates it.
+ * @param agent - the agent; the listener reads `id`, `options` and its session's `seq` and `eventAt`.
+ * @param raw - an AgentTavern config (`character` and `policy` are read).
+ * @param services - token meter and context-window lookup.
+ * @returns the listener.
+ * @throws {AgentTavernError} `invalid-config`.
+ */
+export function managedListener(agent: Agent, raw: unknown, services: ListenerServices): ManagedProjector {
+  return managedProjector(agent, resolveConfig(raw).policy, services)
 }

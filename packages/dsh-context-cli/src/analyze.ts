@@ -61,6 +61,21 @@ export interface LogViolation {
   readonly message: string
 }
 
+/**
+ * A request with the surface it was sent from, for readers that need more than its summary (`report`, `simulate`).
+ * Valid only during the {@link RequestObserver} call: the index keeps growing with the log.
+ */
+export interface RequestView {
+  readonly request: ReplayedRequest
+  /** The message-bearing surface nodes at the request, with the open turn. */
+  readonly index: NodeIndex
+  /** Positions in `index` the request sent, ascending. */
+  readonly included: readonly number[]
+}
+
+/** Called with each request the analyzer rebuilds and checks, in log order. */
+export type RequestObserver = (summary: RequestSummary, view: RequestView) => void
+
 /** The requests of a log, up to its first violation. */
 export interface LogAnalysis {
   readonly requests: RequestSummary[]
@@ -138,7 +153,7 @@ function violation(code: LogViolationCode, seq: number, at: { readonly turn: num
 }
 
 /** Fold one request against the surface DSH's fold says it was sent from. */
-function summarize(request: ReplayedRequest, surface: BearingSurface, at: Cursor): RequestSummary | LogViolation {
+function summarize(request: ReplayedRequest, surface: BearingSurface, at: Cursor): { summary: RequestSummary; included: readonly number[] } | LogViolation {
   const { index } = surface
   const { projection } = request
   const projectionSeq = projection === undefined ? undefined : at.projection?.seq
@@ -157,7 +172,7 @@ function summarize(request: ReplayedRequest, surface: BearingSurface, at: Cursor
   if (!agrees) {
     return violation('replay-disagrees', request.seq, request, projection?.revision, `request at seq ${request.seq}: replayRequests rebuilt ${request.messages.length} of ${request.surfaceNodes} nodes, which DSH's surface fold (${index.length} nodes) does not select`)
   }
-  return {
+  const summary: RequestSummary = {
     turn: request.turn,
     step: request.step,
     seq: request.seq,
@@ -169,6 +184,7 @@ function summarize(request: ReplayedRequest, surface: BearingSurface, at: Cursor
     ...projectionSeq === undefined ? {} : { projectionSeq },
     ...projection?.revision === undefined ? {} : { revision: projection.revision },
   }
+  return { summary, included }
 }
 
 /**
@@ -184,8 +200,11 @@ export class LogAnalyzer {
   private readonly surface: BearingSurface
   private readonly at: Cursor = { turn: 0, step: 0, projection: undefined }
 
-  /** @param pricer - token estimates. */
-  constructor(pricer: TokenPricer) {
+  /**
+   * @param pricer - token estimates.
+   * @param observe - called with each request and the surface it was sent from.
+   */
+  constructor(pricer: TokenPricer, private readonly observe?: RequestObserver) {
     this.surface = new BearingSurface(pricer)
   }
 
@@ -204,12 +223,13 @@ export class LogAnalyzer {
     }
     if (request !== undefined) {
       surface.sync()
-      const summary = summarize(request, surface, at)
-      if ('code' in summary) {
-        this.violation = summary
+      const summarized = summarize(request, surface, at)
+      if ('code' in summarized) {
+        this.violation = summarized
         return
       }
-      this.requests.push(summary)
+      this.requests.push(summarized.summary)
+      this.observe?.(summarized.summary, { request, index: surface.index, included: summarized.included })
       at.projection = undefined
     }
     try {

@@ -4,18 +4,25 @@
  * @module @dsh-context/dsh-context-cli/cli
  */
 
+import { writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { describeValue, readSessionLog, SessionLogError } from '@dsh-context/agent-context'
-import type { LogAnalysis } from './analyze.ts'
+import type { LogAnalysis, LogViolation, TokenPricer } from './analyze.ts'
 import { LogAnalyzer } from './analyze.ts'
 import type { ReadLog } from './format.ts'
-import { inspectJson, inspectTable, printable, safeJson, verifyJson, violationLine } from './format.ts'
+import { inspectJson, inspectTable, printable, reportJson, reportLine, safeJson, simulationJson, simulationTables, verifyJson, violationLine } from './format.ts'
 import { meterPricer } from './pricer.ts'
+import { ReportBuilder } from './report.ts'
+import { reportHtml } from './report-html.ts'
+import type { LoadedPolicy } from './simulate.ts'
+import { loadPolicy, PolicyError, simulate } from './simulate.ts'
 
 /** Where the command writes. */
 export interface CliIo {
   readonly stdout: { write(text: string): unknown }
-  readonly stderr: { write(text: string): unknown }
+  /** `isTTY`: whether stderr is a terminal (`report` and `simulate` show progress only then). */
+  readonly stderr: { write(text: string): unknown; readonly isTTY?: boolean }
 }
 
 /** Exit codes. */
@@ -33,29 +40,47 @@ export const EXIT = {
 /** Logs of at least this many bytes report reading progress on stderr, in tenths of the file. */
 export const PROGRESS_MIN_BYTES = 4 << 20
 
+/** `simulate` reports replay progress, in tenths, on logs of at least this many events (when stderr is a terminal). */
+const PROGRESS_MIN_EVENTS = 20_000
+
 const USAGE = `usage: dsh-context inspect <session.jsonl> [--json] [--quiet]
        dsh-context verify <session.jsonl> [--json] [--quiet]
+       dsh-context report <session.jsonl> -o <report.html> [--json] [--quiet]
+       dsh-context simulate <session.jsonl> --policy <module> [--policy <module> ...] [--json] [--quiet]
 
 inspect  every request: turn, step, surface nodes, included nodes, excluded surface runs,
          estimated tokens (DSH token meter), projection revision
 verify   rebuild every request from the log and check each request/projection against the host
          invariants (turn/step, surface generation, counts, include ⊆ surface, run order, required
          seqs, whole tool-call units, opening); exit 0 only when all hold
+report   one self-contained HTML page (offline): the map of requests × surface nodes (sent, required,
+         left out, replaced by compaction), per-request tokens against the surface, provider usage,
+         revision, cache break, stale seqs, composition; 200 requests per map page
+simulate replay the log's requests under each agent/context policy module (it exports
+         createListener({ agent, meter }), optionally name and probes(turns)) through the host's
+         normalizer, with no model call: tokens sent (sum, peak, p95), prefix reuse, host additions,
+         recall of each probe, beside the recorded selection
 --json   one JSON document on stdout (verify: the verdict and the first violation)
---quiet  no progress output on stderr (given for logs of 4 MiB or more)
+--quiet  no progress output on stderr (inspect and verify: logs of 4 MiB or more; report and
+         simulate: the same, when stderr is a terminal)
 exit codes: 0 ok, 1 a host invariant is broken (the first bad event is named by file line, seq,
 turn, step and revision), 2 bad arguments or not a readable session log, 70 an internal error
 `
 
 const HINT = 'run dsh-context --help for usage'
 
-type Command = 'inspect' | 'verify'
+const COMMANDS = ['inspect', 'verify', 'report', 'simulate'] as const
+type Command = (typeof COMMANDS)[number]
 
 interface Invocation {
   readonly command: Command
   readonly path: string
   readonly json: boolean
   readonly quiet: boolean
+  /** `report`: the page to write. */
+  readonly output?: string
+  /** `simulate`: the policy modules. */
+  readonly policies: readonly string[]
 }
 
 /** @returns the invocation, `'help'`, or one sentence naming what is wrong with the arguments. */
@@ -65,7 +90,13 @@ function parse(argv: readonly string[]): Invocation | 'help' | { readonly proble
     parsed = parseArgs({
       args: [...argv],
       allowPositionals: true,
-      options: { json: { type: 'boolean' }, quiet: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        json: { type: 'boolean' },
+        quiet: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        output: { type: 'string', short: 'o' },
+        policy: { type: 'string', multiple: true },
+      },
     })
   } catch (error: unknown) {
     return { problem: (error as Error).message.split('\n')[0] as string }
@@ -73,58 +104,126 @@ function parse(argv: readonly string[]): Invocation | 'help' | { readonly proble
   const { values, positionals } = parsed
   if (values.help === true) return 'help'
   const [command, path, ...extra] = positionals
-  if (command === undefined) return { problem: 'no command: expected inspect or verify' }
-  if (command !== 'inspect' && command !== 'verify') return { problem: `unknown command ${JSON.stringify(command)}: expected inspect or verify` }
-  if (path === undefined) return { problem: `${command} needs the path of a session log` }
-  if (extra.length > 0) return { problem: `${command} takes one session log, but got ${extra.length} more argument${extra.length === 1 ? '' : 's'}: ${extra.map(arg => JSON.stringify(arg)).join(' ')}` }
-  return { command, path, json: values.json === true, quiet: values.quiet === true }
+  const expected = `expected ${COMMANDS.slice(0, -1).join(', ')} or ${COMMANDS.at(-1) as string}`
+  if (command === undefined) return { problem: `no command: ${expected}` }
+  if (!(COMMANDS as readonly string[]).includes(command)) return { problem: `unknown command ${JSON.stringify(command)}: ${expected}` }
+  const known = command as Command
+  if (path === undefined) return { problem: `${known} needs the path of a session log` }
+  if (extra.length > 0) return { problem: `${known} takes one session log, but got ${extra.length} more argument${extra.length === 1 ? '' : 's'}: ${extra.map(arg => JSON.stringify(arg)).join(' ')}` }
+  const policies = values.policy ?? []
+  if (known === 'report' && (values.output === undefined || values.output === '')) return { problem: 'report needs the page to write: -o <report.html>' }
+  if (known !== 'report' && values.output !== undefined) return { problem: `${known} writes no file: -o is for report` }
+  if (known === 'simulate' && policies.length === 0) return { problem: 'simulate needs at least one --policy <module>' }
+  if (known !== 'simulate' && policies.length > 0) return { problem: `${known} takes no policy: --policy is for simulate` }
+  return { command: known, path, json: values.json === true, quiet: values.quiet === true, policies, ...values.output === undefined ? {} : { output: values.output } }
 }
 
-/** Read and analyze the log in one pass, keeping only the surface and the request summaries. */
-async function analyze(path: string, io: CliIo, quiet: boolean): Promise<{ log: ReadLog; analysis: LogAnalysis }> {
-  const { pricer, dispose } = await meterPricer()
-  const analyzer = new LogAnalyzer(pricer)
+/**
+ * Read a log once, handing each event to `visit`, with a progress line per tenth of a file of
+ * {@link PROGRESS_MIN_BYTES} or more unless `quiet`; `ttyOnly` also requires stderr to be a terminal.
+ */
+async function readLog(path: string, io: CliIo, quiet: boolean, ttyOnly: boolean, visit: (event: SessionEvent) => void): Promise<ReadLog> {
   const lines: number[] = []
   let reported = 0
+  const silent = quiet || (ttyOnly && io.stderr.isTTY !== true)
   const progress = (bytes: number, size: number): void => {
     const tenth = Math.floor(bytes * 10 / size)
-    if (quiet || size < PROGRESS_MIN_BYTES || tenth <= reported) return
+    if (silent || size < PROGRESS_MIN_BYTES || tenth <= reported) return
     reported = tenth
     io.stderr.write(`dsh-context: ${(bytes / (1 << 20)).toFixed(1)}/${(size / (1 << 20)).toFixed(1)} MiB read, ${lines.length.toLocaleString('en-US')} events (${tenth * 10}%)\n`)
   }
-  try {
-    const { header, events } = await readSessionLog(path, (event, line) => {
-      lines.push(line)
-      analyzer.push(event)
-    }, progress)
-    return { log: { header, events, lineOf: seq => lines[seq] ?? 0 }, analysis: analyzer.analysis }
-  } finally {
-    await dispose()
-  }
+  const { header, events } = await readSessionLog(path, (event, line) => {
+    lines.push(line)
+    visit(event)
+  }, progress)
+  return { header, events, lineOf: seq => lines[seq] ?? 0 }
 }
 
-async function run({ command, path, json, quiet }: Invocation, io: CliIo): Promise<number> {
-  let read
-  try {
-    read = await analyze(path, io, quiet)
-  } catch (error: unknown) {
-    if (!(error instanceof SessionLogError)) throw error
-    if (json) io.stdout.write(safeJson({ file: path, ok: false, error: { code: error.code, line: error.line ?? null, message: error.message } }))
-    io.stderr.write(`dsh-context ${command}: ${printable(error.message)} [${error.code}]\n`)
-    return EXIT.unreadable
-  }
-  const { log, analysis } = read
+/** What a command printed and its exit code, after the log was read. */
+type Outcome = Promise<number>
+
+async function inspectOrVerify({ command, path, json, quiet }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
+  const analyzer = new LogAnalyzer(pricer)
+  const log = await readLog(path, io, quiet, false, event => analyzer.push(event))
+  const { analysis } = analyzer
   if (command === 'inspect') io.stdout.write(json ? inspectJson(log, analysis) : inspectTable(log, analysis))
   if (command === 'verify' && json) io.stdout.write(verifyJson(path, log, analysis))
-  if (analysis.violation !== undefined) {
-    io.stderr.write(violationLine(command, path, log, analysis.violation))
-    return EXIT.violation
-  }
+  if (analysis.violation !== undefined) return violated(command, path, log, analysis, io)
   if (command === 'verify' && !json) {
     const projected = analysis.requests.filter(request => request.projectionSeq !== undefined).length
     io.stdout.write(`verified ${printable(path)}: ${analysis.requests.length} requests rebuilt from ${log.events} events; ${projected} request/projection events hold the host invariants\n`)
   }
   return EXIT.ok
+}
+
+function violated(command: Command, path: string, log: ReadLog, analysis: LogAnalysis, io: CliIo): number {
+  io.stderr.write(violationLine(command, path, log, analysis.violation as LogViolation))
+  return EXIT.violation
+}
+
+async function report({ path, json, quiet, output }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
+  const builder = new ReportBuilder(pricer)
+  const analyzer = new LogAnalyzer(pricer, builder.observe)
+  const log = await readLog(path, io, quiet, true, event => {
+    analyzer.push(event)
+    builder.push(event)
+  })
+  const model = builder.model(path, String(log.header.id), log.events)
+  const page = reportHtml(model)
+  try {
+    writeFileSync(output as string, page)
+  } catch (error: unknown) {
+    const code = (error as NodeJS.ErrnoException).code
+    io.stderr.write(`dsh-context report: cannot write ${printable(output as string)}: ${printable(typeof code === 'string' ? code : describeValue(error))}\n`)
+    return EXIT.unreadable
+  }
+  const { analysis } = analyzer
+  io.stdout.write(json ? reportJson(output as string, model, analysis, log) : reportLine(output as string, model, Buffer.byteLength(page)))
+  return analysis.violation === undefined ? EXIT.ok : violated('report', path, log, analysis, io)
+}
+
+async function simulateCommand({ path, json, quiet, policies }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
+  const loaded: LoadedPolicy[] = []
+  for (const module of policies) loaded.push(await loadPolicy(module))
+  const events: SessionEvent[] = []
+  const log = await readLog(path, io, quiet, true, event => { events.push(event) })
+  let reported = 0
+  const progress = quiet || io.stderr.isTTY !== true || events.length < PROGRESS_MIN_EVENTS ? undefined : (done: number, total: number): void => {
+    const tenth = Math.floor(done * 10 / total)
+    if (tenth <= reported) return
+    reported = tenth
+    io.stderr.write(`dsh-context: ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')} events replayed under ${loaded.length + 1} selections (${tenth * 10}%)\n`)
+  }
+  const simulation = await simulate(log.header, events, loaded, { pricer, ...progress === undefined ? {} : { progress } })
+  io.stdout.write(json ? simulationJson(path, log, simulation) : simulationTables(path, log, simulation))
+  return simulation.analysis.violation === undefined ? EXIT.ok : violated('simulate', path, log, simulation.analysis, io)
+}
+
+const COMMAND_RUNS: Record<Command, (invocation: Invocation, io: CliIo, pricer: TokenPricer) => Outcome> = {
+  inspect: inspectOrVerify,
+  verify: inspectOrVerify,
+  report,
+  simulate: simulateCommand,
+}
+
+async function run(invocation: Invocation, io: CliIo): Promise<number> {
+  const { command, path, json } = invocation
+  const { pricer, dispose } = await meterPricer()
+  try {
+    return await COMMAND_RUNS[command](invocation, io, pricer)
+  } catch (error: unknown) {
+    if (error instanceof PolicyError) {
+      if (json) io.stdout.write(safeJson({ file: path, ok: false, error: { code: error.code, policy: error.policy, message: error.message } }))
+      io.stderr.write(`dsh-context ${command}: ${printable(error.message)} [${error.code}]\n`)
+      return EXIT.unreadable
+    }
+    if (!(error instanceof SessionLogError)) throw error
+    if (json) io.stdout.write(safeJson({ file: path, ok: false, error: { code: error.code, line: error.line ?? null, message: error.message } }))
+    io.stderr.write(`dsh-context ${command}: ${printable(error.message)} [${error.code}]\n`)
+    return EXIT.unreadable
+  } finally {
+    await dispose()
+  }
 }
 
 /**

@@ -6,6 +6,9 @@
 
 import type { SessionHeader } from '@deepseek-ai/dsh-session'
 import type { LogAnalysis, LogViolation, RequestSummary } from './analyze.ts'
+import type { ReportModel } from './report.ts'
+import { PAGE_ROWS } from './report-html.ts'
+import type { Simulation } from './simulate.ts'
 
 /**
  * Characters a terminal or a line-based reader would act on: C0 and C1 controls (newlines, ESC and CSI of ANSI
@@ -76,13 +79,21 @@ const COLUMNS: readonly [title: string, cell: (request: RequestSummary) => strin
 export function inspectTable(log: ReadLog, analysis: LogAnalysis): string {
   const projected = analysis.requests.filter(request => request.projectionSeq !== undefined).length
   const rows = [COLUMNS.map(([title]) => title), ...analysis.requests.map(request => COLUMNS.map(([, cell]) => cell(request)))]
-  const widths = COLUMNS.map((_, c) => rows.reduce((width, row) => Math.max(width, (row[c] as string).length), 0))
-  const lines = rows.map(row => row.map((text, c) => {
-    const width = widths[c] as number
-    return (COLUMNS[c] as (typeof COLUMNS)[number])[2] === 'right' ? text.padStart(width) : text.padEnd(width)
-  }).join('  ').trimEnd())
   const head = `session ${printable(String(log.header.id))} (format v${log.header.version}): ${log.events} events, ${analysis.requests.length} requests, ${projected} projected`
-  return `${head}\n${lines.join('\n')}\n`
+  return `${head}\n${aligned(rows, COLUMNS.map(([, , align]) => align)).join('\n')}\n`
+}
+
+/**
+ * @param rows - a title row, then data rows of already printable cells.
+ * @param align - each column's alignment.
+ * @returns one line per row, columns padded to their widest cell, two spaces apart.
+ */
+function aligned(rows: readonly (readonly string[])[], align: readonly ('left' | 'right')[]): string[] {
+  const widths = align.map((_, c) => rows.reduce((width, row) => Math.max(width, (row[c] ?? '').length), 0))
+  return rows.map(row => row.map((text, c) => {
+    const width = widths[c] as number
+    return align[c] === 'right' ? text.padStart(width) : text.padEnd(width)
+  }).join('  ').trimEnd())
 }
 
 /** A violation with the line of the file that holds its event. */
@@ -136,4 +147,83 @@ export function violationLine(command: string, path: string, log: ReadLog, viola
   const { code, seq, turn, step, revision, message } = violation
   const where = `seq ${seq}, turn ${turn} step ${step}, ${revision === undefined ? 'no revision' : `revision "${revision}"`}`
   return `dsh-context ${command}: ${printable(`${path} line ${log.lineOf(seq)} (${where}): [${code}] ${message}`)}\n`
+}
+
+/**
+ * @param output - the page written.
+ * @param model - the report's model.
+ * @param bytes - the page's size.
+ * @returns one line: where the page is and what it maps.
+ */
+export function reportLine(output: string, model: ReportModel, bytes: number): string {
+  const pages = Math.max(1, Math.ceil(model.requests.length / PAGE_ROWS))
+  return `wrote ${printable(output)}: ${model.requests.length} requests × ${model.nodes.length} surface nodes, ${pages} map page${pages === 1 ? '' : 's'} of ${PAGE_ROWS} requests, ${(bytes / 1024).toFixed(0)} KiB\n`
+}
+
+/**
+ * @param output - the page written.
+ * @param model - the report's model.
+ * @param analysis - the log's requests and first violation.
+ * @param log - the log read.
+ * @returns `{ file, output, session, events, nodes, compactions, requests, violation? }`: every request's figures as
+ * the page shows them, without its map cells.
+ */
+export function reportJson(output: string, model: ReportModel, analysis: LogAnalysis, log: ReadLog): string {
+  return safeJson({
+    file: model.file,
+    output,
+    session: model.session,
+    events: model.events,
+    nodes: model.nodes.length,
+    compactions: model.compactions,
+    requests: model.requests.map(({ cells: _, ...figures }) => figures),
+    ...analysis.violation === undefined ? {} : { violation: located(log, analysis.violation) },
+  })
+}
+
+const percentText = (share: number): string => `${(share * 100).toFixed(1)}%`
+const count = (value: number): string => value.toLocaleString('en-US')
+
+/**
+ * @param path - the log.
+ * @param log - the log read.
+ * @param simulation - the figures of the recorded selection and each policy.
+ * @returns a summary line, the policies side by side, and one row per recall probe.
+ */
+export function simulationTables(path: string, log: ReadLog, simulation: Simulation): string {
+  const { figures, probes } = simulation
+  const requests = figures[0]?.requests ?? 0
+  const head = `simulate ${printable(path)}: session ${printable(String(log.header.id))}, ${requests} requests replayed under ${figures.length - 1} polic${figures.length === 2 ? 'y' : 'ies'} beside the recorded selection (DSH token meter)`
+  const rows = [
+    ['policy', 'projected', 'tokens sum', 'peak', 'p95', 'prefix reuse', 'host additions', 'recall'],
+    ...figures.map(f => [printable(f.name), `${f.projected}/${f.requests}`, count(f.tokens.sum), count(f.tokens.peak), count(f.tokens.p95), percentText(f.prefixReuse), f.hostAdditions === undefined ? '-' : count(f.hostAdditions), probes.length === 0 ? '-' : `${f.recall.filter(Boolean).length}/${probes.length}`]),
+  ]
+  const lines = [head, ...aligned(rows, ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'right'])]
+  if (probes.length === 0) lines.push('', 'recall: no policy module exports probes')
+  else {
+    const probeRows = [
+      ['probe turn', 'refers to', ...figures.map(f => printable(f.name))],
+      ...probes.map((probe, i) => [`${probe.turn}`, probe.refersTo.join(' '), ...figures.map(f => f.recall[i] === true ? 'sent' : 'missing')]),
+    ]
+    lines.push('', 'recall: the probe turn\'s first request sent the user input of the turns it refers to', ...aligned(probeRows, probeRows[0]?.map((_, c) => c < 2 ? 'right' : 'left') ?? []))
+  }
+  return `${lines.join('\n')}\n`
+}
+
+/**
+ * @param path - the log.
+ * @param log - the log read.
+ * @param simulation - the figures of the recorded selection and each policy.
+ * @returns `{ file, session, events, probes, policies, violation? }` as one JSON document.
+ */
+export function simulationJson(path: string, log: ReadLog, simulation: Simulation): string {
+  const { violation } = simulation.analysis
+  return safeJson({
+    file: path,
+    session: log.header.id,
+    events: log.events,
+    probes: simulation.probes,
+    policies: simulation.figures,
+    ...violation === undefined ? {} : { violation: located(log, violation) },
+  })
 }

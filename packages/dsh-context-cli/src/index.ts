@@ -10,3 +10,17 @@ export type { LogAnalysis, LogViolation, LogViolationCode, RequestSummary, Token
 export { EXIT, main, PROGRESS_MIN_BYTES } from './cli.ts'
 export type { CliIo } from './cli.ts'
 export { meterPricer } from './pricer.ts'
+export { CELL } from './report.ts'
+export { loadPolicy, PolicyError, simulate } from './simulate.ts'
+export type {
+  ContextPolicy,
+  LoadedPolicy,
+  PolicyErrorCode,
+  PolicyFigures,
+  PolicyHost,
+  PolicyListener,
+  PolicyPayload,
+  RecallProbe,
+  SimulatedRequest,
+  Simulation,
+} from './simulate.ts'

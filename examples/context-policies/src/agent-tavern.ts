@@ -1,0 +1,29 @@
+/**
+ * AgentTavern's `agent-managed` policy as a policy module: the listener AgentTavern mounts, built from the demo's
+ * character config and context window, with the demo story's recall probes (each probe turn refers to the turn that
+ * planted its fact). The listener reads the log through `agent.session` (usage calibration), never the live agent.
+ * @module @dsh-context/context-policies/agent-tavern
+ */
+
+import { managedListener } from '@dsh-context/agent-tavern'
+import { DEMO_CONTEXT_WINDOW, story, tavernConfig } from '@dsh-context/agent-tavern-demo'
+import type { PolicyHost, PolicyListener, RecallProbe } from '@dsh-context/dsh-context-cli'
+
+/** The policy's name. */
+export const name = 'agent-tavern'
+
+/**
+ * @param host - the agent and DSH's token meter.
+ * @returns AgentTavern's managed listener on the demo's window.
+ */
+export function createListener({ agent, meter }: PolicyHost): PolicyListener {
+  return managedListener(agent, tavernConfig('en'), { meter, contextWindow: () => Promise.resolve(DEMO_CONTEXT_WINDOW) })
+}
+
+/**
+ * @param turns - the recorded session's turns.
+ * @returns the English demo story's recall probes for a session of that length.
+ */
+export function probes(turns: number): RecallProbe[] {
+  return story({ turns }).flatMap((turn, i) => turn.kind === 'probe' ? [{ turn: i + 1, refersTo: [turn.plantTurn] }] : [])
+}

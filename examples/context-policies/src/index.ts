@@ -1,0 +1,8 @@
+/**
+ * Example `agent/context` policy modules, each a module `dsh-context simulate --policy` loads (`lib/<name>.js`):
+ * keep the last turns, and AgentTavern's managed policy with the demo's recall probes.
+ * @module @dsh-context/context-policies
+ */
+
+export * as agentTavern from './agent-tavern.ts'
+export * as keepLastTurns from './keep-last-turns.ts'

@@ -1,0 +1,206 @@
+/**
+ * The model of `dsh-context report`: every request of a log against every message-bearing node the log's surface ever
+ * held, built beside `LogAnalyzer` from the same request views and summaries `inspect` prints.
+ * @module @dsh-context/dsh-context-cli/report
+ */
+
+import type { Message } from '@deepseek-ai/dsh-llm'
+import type { SessionEvent } from '@deepseek-ai/dsh-session'
+import { isUserInput, snapshotSource } from '@dsh-context/agent-context'
+import { promptTokens } from '@dsh-context/compaction-effective-projection'
+import type { RequestSummary, RequestView, TokenPricer } from './analyze.ts'
+import type { NodeCategory } from './figures.ts'
+import { categoryOf, CATEGORIES, sharedPrefix, sourceLabel, TurnClock } from './figures.ts'
+
+/** A map cell: what one request did with one node. */
+export const CELL = {
+  /** Not a surface node at the request: appended later. */
+  absent: 0,
+  /** Sent. */
+  sent: 1,
+  /** Sent because the host always sends it (`NodeIndex.required`). */
+  required: 2,
+  /** On the surface, left out by the projection. */
+  left: 3,
+  /** Was a surface node, replaced by a compaction before the request. */
+  replaced: 4,
+} as const
+
+/** First characters of a node's text kept for the page. */
+const PREVIEW_CHARS = 160
+
+/** One map column: a message-bearing node, in log (seq) order. */
+export interface ReportNode {
+  readonly seq: number
+  readonly turn: number
+  readonly role: Message['role']
+  readonly category: NodeCategory
+  readonly source: string
+  /** Its first {@link PREVIEW_CHARS} characters of text (tool calls as `name(args)`), unescaped: the page escapes. */
+  readonly preview: string
+  readonly tokens: number
+  /** Index of its tool-call unit in the report, when it belongs to one of two or more nodes. */
+  readonly unit?: number
+  /** Its runtime-context source, for a snapshot. */
+  readonly snapshot?: string
+}
+
+/** One map row. */
+export interface ReportRequest extends RequestSummary {
+  /** Surface generation (compactions so far). */
+  readonly generation: number
+  /** Whether a compaction replaced part of the surface since the previous request. */
+  readonly compacted: boolean
+  /** Prompt tokens the provider reported for it (`promptTokens` of the usage on its `assistant/message`). */
+  reported?: number
+  /** Tokens of the prefix shared with the previous request (envelope and leading messages). */
+  readonly reusedTokens: number
+  /** Seq of the first node of the previous request that this one does not carry at the same place: the cache break. */
+  readonly cacheBreak?: number
+  /** Listener seqs that named replaced nodes (`request/projection` `stale`). */
+  readonly stale: number
+  /** Estimated tokens by category; `header` is the system prompt and tool schemas. */
+  readonly composition: Readonly<Record<NodeCategory | 'header', number>>
+  /** Cells as runs over the report's columns: `[first column, last column, CELL]`, absent cells omitted. */
+  readonly cells: [number, number, number][]
+}
+
+/** Everything the page shows. */
+export interface ReportModel {
+  readonly session: string
+  readonly file: string
+  readonly events: number
+  readonly nodes: ReportNode[]
+  readonly requests: ReportRequest[]
+  /** Seqs of `compaction/summary` events. */
+  readonly compactions: number[]
+}
+
+function preview(message: Message): string {
+  let text = ''
+  for (const block of message.content) {
+    if (text.length >= PREVIEW_CHARS) break
+    if (block.type === 'text') text += block.text
+    else if (block.type === 'tool-call') text += `${block.name}(${block.arguments}) `
+    else if (block.type === 'tool-result') text += `[result ${block.toolCallId}] ${block.content.map(part => part.type === 'text' ? part.text : `[${part.type}]`).join(' ')}`
+    else text += `[${block.type}]`
+  }
+  return text.slice(0, PREVIEW_CHARS)
+}
+
+/**
+ * Builds the report model from a log fed one event at a time: `push` each event, and hand `observe` to `LogAnalyzer`
+ * so every request it rebuilds lands in the model with the surface it was sent from.
+ */
+export class ReportBuilder {
+  readonly nodes: ReportNode[] = []
+  readonly requests: ReportRequest[] = []
+  readonly compactions: number[] = []
+  private readonly column = new Map<number, number>()
+  private readonly units = new Map<number, number>()
+  private readonly turns = new TurnClock()
+  private previous: { header: RequestView['request']['header']; messages: readonly Message[]; seqs: readonly number[]; generation: number } | undefined
+  private status = new Uint8Array(0)
+
+  constructor(private readonly pricer: TokenPricer) {}
+
+  /** @param event - the log's next event, after `LogAnalyzer.push`. */
+  push(event: SessionEvent): void {
+    this.turns.push(event)
+    if (event.type === 'compaction/summary') this.compactions.push(event.seq)
+    if (event.type === 'assistant/message' && event.data.usage !== undefined) {
+      const last = this.requests.at(-1)
+      if (last !== undefined && last.reported === undefined) last.reported = promptTokens(event.data.usage)
+    }
+  }
+
+  /** The {@link RequestObserver} to give `LogAnalyzer`. */
+  readonly observe = (summary: RequestSummary, view: RequestView): void => {
+    const { index, included, request } = view
+    // Nodes new since the previous request were appended after it, so they sort after every column: columns stay in seq order.
+    const added: number[] = []
+    for (let at = 0; at < index.length; at++) if (!this.column.has(index.seqs[at] as number)) added.push(at)
+    added.sort((a, b) => (index.seqs[a] as number) - (index.seqs[b] as number))
+    for (const at of added) this.addNode(index.seqs[at] as number, index.messages[at] as Message, index.unitOf[at] as number, view)
+    if (this.status.length < this.nodes.length) {
+      const grown = new Uint8Array(Math.max(this.nodes.length, this.status.length * 2))
+      grown.set(this.status)
+      this.status = grown
+    }
+    const status = this.status
+    for (let c = 0; c < this.nodes.length; c++) if (status[c] !== CELL.absent) status[c] = CELL.replaced
+    for (let at = 0; at < index.length; at++) status[this.column.get(index.seqs[at] as number) as number] = CELL.left
+    const required = new Set(index.required())
+    const composition = { header: summary.tokens, user: 0, assistant: 0, tool: 0, snapshot: 0, plugin: 0 }
+    const sentSeqs: number[] = []
+    for (const at of included) {
+      const seq = index.seqs[at] as number
+      const node = this.nodes[this.column.get(seq) as number] as ReportNode
+      status[this.column.get(seq) as number] = required.has(at) ? CELL.required : CELL.sent
+      composition[node.category] += node.tokens
+      composition.header -= node.tokens
+      sentSeqs.push(seq)
+    }
+    const prefix = sharedPrefix(this.pricer, this.previous, request)
+    const previous = this.previous
+    this.requests.push({
+      ...summary,
+      generation: request.generation,
+      compacted: previous !== undefined && request.generation !== previous.generation,
+      reusedTokens: prefix.tokens,
+      ...prefix.breaks && previous !== undefined ? { cacheBreak: previous.seqs[prefix.messages] as number } : {},
+      stale: request.projection?.stale ?? 0,
+      composition,
+      cells: runsOf(status, this.nodes.length),
+    })
+    this.previous = { header: request.header, messages: request.messages, seqs: sentSeqs, generation: request.generation }
+  }
+
+  private addNode(seq: number, message: Message, unit: number, view: RequestView): void {
+    let unitId: number | undefined
+    if (unit !== -1 && (view.index.units[unit]?.length ?? 0) > 1) {
+      const first = view.index.seqs[(view.index.units[unit] as number[])[0] as number] as number
+      unitId = this.units.get(first) ?? this.units.size
+      this.units.set(first, unitId)
+    }
+    const snapshot = isUserInput(message) ? snapshotSource(message) : undefined
+    this.column.set(seq, this.nodes.length)
+    this.nodes.push({
+      seq,
+      turn: this.turns.turnOf(seq),
+      role: message.role,
+      category: categoryOf(message),
+      source: sourceLabel(message),
+      preview: preview(message),
+      tokens: this.pricer.estimateMessage(message),
+      ...unitId === undefined ? {} : { unit: unitId },
+      ...snapshot === undefined ? {} : { snapshot },
+    })
+  }
+
+  /**
+   * @param file - the log's path.
+   * @param session - its session id.
+   * @param events - how many events it holds.
+   * @returns the model.
+   */
+  model(file: string, session: string, events: number): ReportModel {
+    return { session, file, events, nodes: this.nodes, requests: this.requests, compactions: this.compactions }
+  }
+}
+
+/** Cells of one row as runs of equal status, absent cells left out. */
+function runsOf(status: Uint8Array, columns: number): [number, number, number][] {
+  const runs: [number, number, number][] = []
+  for (let c = 0; c < columns; c++) {
+    const value = status[c] as number
+    if (value === CELL.absent) continue
+    const last = runs.at(-1)
+    if (last !== undefined && last[1] === c - 1 && last[2] === value) last[1] = c
+    else runs.push([c, c, value])
+  }
+  return runs
+}
+
+/** The categories in composition order, header first. */
+export const COMPOSITION_KEYS: readonly (NodeCategory | 'header')[] = ['header', ...CATEGORIES]
