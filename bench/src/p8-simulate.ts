@@ -1,5 +1,5 @@
 /**
- * P7: `dsh-context simulate` is linear in the log: reading a recorded log and replaying every request under the
+ * P8: `dsh-context simulate` is linear in the log: reading a recorded log and replaying every request under the
  * keep-last-turns policy beside the recorded selection, at 4× steps in turns.
  * @module bench/p8-simulate
  */
@@ -23,7 +23,7 @@ const POLICY = fileURLToPath(import.meta.resolve('@dsh-context/context-policies/
 /**
  * @param quick - logs of 250 and 1,000 turns.
  * @param log - progress sink.
- * @returns the P7 section.
+ * @returns the P8 section.
  */
 export async function benchSimulate(quick: boolean, log: (line: string) => void): Promise<Section> {
   const sizes = quick ? [250, 1_000] : [1_000, 4_000, 16_000]
@@ -47,7 +47,7 @@ export async function benchSimulate(quick: boolean, log: (line: string) => void)
       }
       const ms = median(times)
       const [events, requests, recordedTokens, replayedTokens] = figures
-      log(`P7 ${size} turns: ${significant(ms / 1000)} s`)
+      log(`P8 ${size} turns: ${significant(ms / 1000)} s`)
       points.push({ size, bytes: statSync(path).size, requests, events, ms, tokens: [recordedTokens, replayedTokens] })
     }
     await dispose()

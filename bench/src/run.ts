@@ -1,5 +1,5 @@
 /**
- * `pnpm bench`: runs P1-P7, prints each table, and rewrites `BENCHMARKS.md` and `BENCHMARKS.svg` at the workspace
+ * `pnpm bench`: runs P1-P8, prints each table, and rewrites `BENCHMARKS.md` and `BENCHMARKS.svg` at the workspace
  * root. `--quick` runs smaller sizes and fewer repetitions and writes nothing.
  * @module bench/run
  */
