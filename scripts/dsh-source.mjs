@@ -5,7 +5,8 @@
 // checkout that is not one of the supported tags is refused with one line, before anything is copied. The user's
 // checkout is only read: every script works on the copy `export` makes.
 //
-//   node scripts/dsh-source.mjs version [CHECKOUT]                   prints the version
+//   node scripts/dsh-source.mjs version [--need VERSION] [CHECKOUT]  prints the version
+//   node scripts/dsh-source.mjs path [--need VERSION] [CHECKOUT]     checks it, prints its absolute path
 //   node scripts/dsh-source.mjs export [--need VERSION] [CHECKOUT] DEST
 //                                                                    copies the checkout to DEST (new or empty),
 //                                                                    prints the version
@@ -138,6 +139,8 @@ export function exportCheckout(path, dest, need) {
   return version
 }
 
+const USAGE = 'usage: dsh-source.mjs version|path [--need VERSION] [CHECKOUT] | export [--need VERSION] [CHECKOUT] DEST'
+
 function main(argv) {
   const [command, ...rest] = argv
   let need
@@ -150,16 +153,22 @@ function main(argv) {
   const checkout = (count) => {
     if (rest.length === count) return rest.shift()
     if (rest.length === count - 1 && env !== undefined) return env
+    const tag = need === undefined ? '' : ` at tag ${SUPPORTED.get(need)}`
     throw new DshSourceError(rest.length === count - 1
-      ? 'no DSH checkout: pass one or set DSH_CHECKOUT (a clone of deepseek-ai/deepseek-harness, a folder or a git archive tarball)'
-      : 'usage: dsh-source.mjs version [CHECKOUT] | export [--need VERSION] [CHECKOUT] DEST')
+      ? `no DSH checkout: pass one or set DSH_CHECKOUT (a clone of deepseek-ai/deepseek-harness${tag}, a folder or a git archive tarball)`
+      : USAGE)
   }
   if (command === 'version') return checkoutVersion(resolve(checkout(1)), need).version
+  if (command === 'path') {
+    const path = resolve(checkout(1))
+    checkoutVersion(path, need)
+    return path
+  }
   if (command === 'export') {
     const path = resolve(checkout(2))
     return exportCheckout(path, resolve(rest[0]), need)
   }
-  throw new DshSourceError('usage: dsh-source.mjs version [CHECKOUT] | export [--need VERSION] [CHECKOUT] DEST')
+  throw new DshSourceError(USAGE)
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {

@@ -157,12 +157,10 @@ export function dependenciesToInstall(tree, workspace) {
       continue
     }
     // The importer owning the file (its nearest package folder), then the root.
-    let dir = relative(tree, dirname(file))
     let version
-    while (version === undefined) {
-      version = importers.get(dir === '' ? '.' : dir)?.get(name)
-      if (dir === '' || dir === '.') break
-      dir = dirname(dir) === '.' ? '' : dirname(dir)
+    for (let dir = relative(tree, dirname(file)) || '.'; version === undefined; dir = dirname(dir)) {
+      version = importers.get(dir)?.get(name)
+      if (dir === '.') break
     }
     dependencies[name] = version ?? die(`${relative(tree, file)} imports ${name}, which the checkout's pnpm-lock.yaml does not resolve`)
   }
@@ -217,11 +215,18 @@ function cordisShim(tree, modules) {
   return file
 }
 
-/** The compiled module an npm package maps `subpath` to, or undefined. */
-function exportTarget(pkg, subpath) {
-  const target = pkg.exports?.[subpath]
-  if (typeof target === 'string') return target
-  return target?.default ?? target?.import
+/**
+ * The compiled modules an installed npm package exports (patterns and its manifest left out).
+ * @returns per entry: the specifier that imports it, its name as a `src/` module (`index` for the root), its file
+ */
+function compiledEntries(modules, name) {
+  const installed = JSON.parse(readFileSync(join(modules, name, 'package.json'), 'utf8'))
+  return Object.entries(installed.exports ?? {}).flatMap(([subpath, target]) => {
+    const file = typeof target === 'string' ? target : target?.default ?? target?.import
+    if (subpath.includes('*') || file === undefined || !file.endsWith('.js')) return []
+    const module = subpath === '.' ? 'index' : subpath.slice(2)
+    return [{ specifier: subpath === '.' ? name : `${name}/${module}`, module, file: join(modules, name, file) }]
+  })
 }
 
 /**
@@ -233,22 +238,16 @@ async function stubSources(tree, modules) {
   const unreachable = []
   for (const dir of NPM_SUITES) {
     const pkg = JSON.parse(readFileSync(join(tree, dir, 'package.json'), 'utf8'))
-    const installed = JSON.parse(readFileSync(join(modules, pkg.name, 'package.json'), 'utf8'))
+    const entries = compiledEntries(modules, pkg.name)
     rmSync(join(tree, dir, 'src'), { recursive: true, force: true })
     mkdirSync(join(tree, dir, 'src'))
-    const stubs = new Set()
-    for (const subpath of Object.keys(installed.exports ?? {})) {
-      const target = exportTarget(installed, subpath)
-      if (subpath.includes('*') || subpath === './package.json' || target === undefined || !target.endsWith('.js')) continue
-      const module = await import(pathToFileURL(join(modules, pkg.name, target)).href)
-      const specifier = subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`
-      const name = subpath === '.' ? 'index' : subpath.slice(2)
-      const lines = [`export * from '${specifier}'`]
-      if ('default' in module) lines.push(`export { default } from '${specifier}'`)
-      writeFileSync(join(tree, dir, 'src', `${name}.ts`), `${lines.join('\n')}\n`)
-      stubs.add(`${name}.ts`)
+    for (const entry of entries) {
+      const lines = [`export * from '${entry.specifier}'`]
+      if ('default' in await import(pathToFileURL(entry.file).href)) lines.push(`export { default } from '${entry.specifier}'`)
+      writeFileSync(join(tree, dir, 'src', `${entry.module}.ts`), `${lines.join('\n')}\n`)
     }
-    const exported = new Set(Object.keys(installed.exports ?? {}).map(subpath => subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`))
+    const stubs = new Set(entries.map(entry => `${entry.module}.ts`))
+    const exported = new Set(entries.map(entry => entry.specifier))
     for (const spec of sourceFiles(join(tree, dir, 'tests'))) {
       for (const specifier of specifiers(spec)) {
         const local = /^\.\.\/src\/(.+)$/.exec(specifier)?.[1] ?? (specifier.startsWith(`${pkg.name}/src/`) ? specifier.slice(pkg.name.length + 5) : undefined)
@@ -283,13 +282,7 @@ function vitestConfig(tree, { alias, include, exclude }) {
  * would otherwise resolve the name to the checkout's manifest (self-reference), whose lib/ is not built.
  */
 function compiledAliases(modules, name) {
-  const installed = JSON.parse(readFileSync(join(modules, name, 'package.json'), 'utf8'))
-  return Object.keys(installed.exports ?? {}).filter(subpath => !subpath.includes('*') && subpath !== './package.json')
-    .flatMap((subpath) => {
-      const target = exportTarget(installed, subpath)
-      const specifier = subpath === '.' ? name : `${name}/${subpath.slice(2)}`
-      return target === undefined ? [] : [{ find: `^${specifier.replace(/[/]/g, '\\/')}$`, replacement: join(modules, name, target) }]
-    })
+  return compiledEntries(modules, name).map(entry => ({ find: `^${entry.specifier.replace(/[/]/g, '\\/')}$`, replacement: entry.file }))
 }
 
 /** Alias entries that load a package from its source folder. */

@@ -35,12 +35,9 @@ usage='usage: scripts/source-checkout.sh [--patched-only | --baseline-gates] [CH
 flag=
 case ${1:-} in --patched-only | --baseline-gates) flag=$1; shift ;; esac
 [ $# -le 1 ] || { echo "$usage" >&2; exit 2; }
-checkout=${1:-${DSH_CHECKOUT:-}}
-[ -n "$checkout" ] || { echo "source-checkout: no DSH checkout: pass one or set DSH_CHECKOUT (tag dsh-v0.1.0-rc.8); $usage" >&2; exit 2; }
-# Absolute, and refused when it is not the series' base, before the toolchain runs this script from the repository root.
-checkout=$(realpath -m -- "$checkout")
+# Checked against the series' base, and absolute, before the toolchain runs this script from the repository root.
 BASE=$(bash "$root/packages/agent-loop-patch/source/series.sh" base)
-node "$root/scripts/dsh-source.mjs" version --need "$BASE" "$checkout" >/dev/null || exit 2
+checkout=$(node "$root/scripts/dsh-source.mjs" path --need "$BASE" "$@") || exit 2
 if [ -z "${DSH_CONTEXT_TOOLCHAIN:-}" ]; then
   DSH_CONTEXT_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$root/scripts/source-checkout.sh" $flag "$checkout"
 fi

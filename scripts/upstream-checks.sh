@@ -18,11 +18,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 [ $# -le 1 ] || { echo 'usage: scripts/upstream-checks.sh [CHECKOUT]' >&2; exit 2; }
-checkout=${1:-${DSH_CHECKOUT:-}}
-[ -n "$checkout" ] || { echo 'upstream-checks: no DSH checkout: pass one or set DSH_CHECKOUT (tag dsh-v0.1.0-rc.8)' >&2; exit 2; }
-# Absolute before the toolchain, which runs this script again from the repository root.
-checkout=$(realpath -m -- "$checkout")
-node "$root/scripts/dsh-source.mjs" version --need "$(bash "$root/packages/agent-loop-patch/source/series.sh" base)" "$checkout" >/dev/null || exit 2
+# Checked, and absolute, before the toolchain runs this script again from the repository root.
+checkout=$(node "$root/scripts/dsh-source.mjs" path --need "$(bash "$root/packages/agent-loop-patch/source/series.sh" base)" "$@") || exit 2
 if [ -z "${DSH_CONTEXT_TOOLCHAIN:-}" ]; then
   DSH_CONTEXT_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$root/scripts/upstream-checks.sh" "$checkout"
 fi

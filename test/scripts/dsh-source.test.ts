@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 
@@ -80,6 +80,14 @@ describe('dsh-source: one way to name DSH\'s source', () => {
     expect(cli(['version'], { DSH_CHECKOUT: checkout }).stdout).toBe('0.1.1-rc.2')
     const dest = join(work, `copy-${made++}`)
     expect(cli(['export', dest], { DSH_CHECKOUT: checkout })).toMatchObject({ status: 0, stdout: '0.1.1-rc.2' })
+  })
+
+  it('checks a checkout and prints its absolute path, for scripts that run again from another folder', () => {
+    const checkout = tree()
+    const result = spawnSync(process.execPath, [SCRIPT, 'path', '--need', '0.1.0-rc.8', basename(checkout)], { cwd: work, encoding: 'utf8', env: { ...process.env, DSH_CHECKOUT: undefined } })
+    expect(result.stdout.trim()).toBe(checkout)
+    expectRefusal(cli(['path', '--need', '0.1.0-rc.8', tree('0.1.1-rc.2')]), /this needs 0\.1\.0-rc\.8 \(tag dsh-v0\.1\.0-rc\.8\)$/)
+    expectRefusal(cli(['path', '--need', '0.1.0-rc.8']), /no DSH checkout: pass one or set DSH_CHECKOUT \(a clone of deepseek-ai\/deepseek-harness at tag dsh-v0\.1\.0-rc\.8,/)
   })
 
   it('never modifies the checkout it copies', () => {
