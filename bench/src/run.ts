@@ -1,5 +1,5 @@
 /**
- * `pnpm bench`: runs P1-P7, prints each table, and rewrites `BENCHMARKS.md` and `BENCHMARKS.svg` at the workspace
+ * `pnpm bench`: runs P1-P8, prints each table, and rewrites `BENCHMARKS.md` and `BENCHMARKS.svg` at the workspace
  * root. `--quick` runs smaller sizes and fewer repetitions and writes nothing.
  * @module bench/run
  */
@@ -15,7 +15,8 @@ import { benchManaged } from './p4-managed.ts'
 import { benchCompaction } from './p5-compaction.ts'
 import { benchSeriesOverhead } from './p1-src.ts'
 import { benchKeepLast } from './p6-keep-last.ts'
-import { benchSimulate } from './p7-simulate.ts'
+import { benchTavernStep } from './p7-tavern-step.ts'
+import { benchSimulate } from './p8-simulate.ts'
 import type { Section } from './report.ts'
 import { renderReport, renderSection } from './report.ts'
 
@@ -45,6 +46,7 @@ show(managed.section)
 show(await benchCompaction(managed, log))
 show(await benchSeriesOverhead(quick, log))
 show(await benchKeepLast(quick, log))
+show(await benchTavernStep(quick, log))
 show(await benchSimulate(quick, log))
 
 const chart = growthChart([

@@ -124,22 +124,20 @@ describe('dsh-context inspect', () => {
     expect(rows.filter(row => row.endsWith('keep-last-3'))).toHaveLength(projectionEvents(projected.events).length)
   })
 
-  it('escapes revisions: a newline cannot forge table rows and terminal escapes never reach the terminal', () => {
+  it('escapes revisions: a newline cannot forge table rows and terminal escapes never reach the terminal; the host could never have written them, so the log is a violation', () => {
     const event = laterProjection()
     const forged = 'x\n  99    1  999  1  1  -  1  1  forged\u001b[2J\u001b]0;title\u0007\u009b31m\u202eevil'
     const { path } = withProjection('forged-revision', event, () => ({ revision: forged }))
     const table = runCli('inspect', path)
-    expect(table.status).toBe(EXIT.ok)
-    const rows = table.stdout.trimEnd().split('\n')
-    expect(rows).toHaveLength(2 + sentBy(projected.agent).length)
+    expect(table.status).toBe(EXIT.violation)
     // oxlint-disable-next-line no-control-regex -- the test looks for the control characters a terminal acts on
-    expect(table.stdout).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)
-    expect(rows.find(row => row.includes('forged'))).toMatch(/ x\\n  99 .* forged\\u001B\[2J\\u001B\]0;title\\u0007\\u009B31m\\u202Eevil$/)
+    expect(table.stdout + table.stderr).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)
+    expect(table.stdout.trimEnd().split('\n').some(row => row.includes('forged'))).toBe(false)
+    expect(table.stderr.split('\n')).toHaveLength(2)
+    expect(table.stderr).toMatch(/revision "x\\n  99 .* forged\\u001B\[2J\\u001B\]0;title\\u0007\\u009B31m\\u202Eevil"\): \[malformed-projection\]/)
     const json = runCli('inspect', path, '--json')
     // oxlint-disable-next-line no-control-regex -- the test looks for the control characters a terminal acts on
     expect(json.stdout).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)
-    const report = JSON.parse(json.stdout) as { requests: RequestSummary[] }
-    expect(report.requests.filter(request => request.revision === forged)).toHaveLength(1)
   })
 })
 

@@ -235,6 +235,23 @@ describe('events whose data is not what their type declares', () => {
     expect(run.status).toBe(EXIT.violation)
     expect(run.stderr).toMatch(new RegExp(`^dsh-context verify: .* line ${line} \\(seq \\d+, turn \\d+ step \\d+, revision "keep-last-4"\\): \\[malformed-projection\\] .*\\n$`))
   })
+
+  it.each([
+    ['a control character', 'keep\u001b[2Jforged'],
+    ['5,000 characters', 'r'.repeat(5_000)],
+    ['201 emoji', '🌊'.repeat(201)],
+  ])('a projection whose revision has %s, which the host never writes, is a violation (isValidRevision on read)', async (_name, revision) => {
+    const line = lineOfType('request/projection')
+    const run = await dshContext('verify', withData(line, old => ({ ...old, revision })), '--quiet')
+    expect(run.status).toBe(EXIT.violation)
+    expect(run.stderr).toMatch(new RegExp(`^dsh-context verify: .* line ${line} \\(seq \\d+, turn \\d+ step \\d+, .*\\): \\[malformed-projection\\] .*optional revision that is a printable string of at most 200 characters`))
+  })
+
+  it('a projection whose revision is 150 emoji verifies: characters are counted as users count them', async () => {
+    const line = lineOfType('request/projection')
+    const run = await dshContext('verify', withData(line, old => ({ ...old, revision: '🌊'.repeat(150) })), '--quiet')
+    expect(run).toMatchObject({ status: EXIT.ok, stderr: '' })
+  })
 })
 
 describe('arguments', () => {

@@ -6,8 +6,7 @@ import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage, foldSurface } from '@deepseek-ai/dsh-session'
 import { CLI_BIN } from '@dsh-context/dsh-context-cli'
 import { AgentTavern } from '@dsh-context/agent-tavern'
-import { DEMO_CONTEXT_WINDOW, roleplayReply, story, tavernConfig } from '@dsh-context/agent-tavern-demo'
-import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
+import { DEMO_CONTEXT_WINDOW, demoCompaction, roleplayReply, story, tavernConfig } from '@dsh-context/agent-tavern-demo'
 import { bootLoop, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
 import type { LastTurnsRun } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { runLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
@@ -103,7 +102,7 @@ export async function managedDemoSession(persistRoot: string, turns: number): Pr
     persistRoot,
     contextWindow: DEMO_CONTEXT_WINDOW,
     fallback: roleplayReply,
-    plugins: [[ProjectionAwareCompactionEngine, { measure: 'projection' }]],
+    plugins: [demoCompaction('agent-managed')],
   })
   const agent = loop.create('tavern-managed')
   await agent.ctx.plugin(AgentTavern, { ...tavernConfig('en'), contextMode: 'agent-managed' } as never)

@@ -10,10 +10,9 @@ import { join } from 'node:path'
 import { isAgentLoopRequest } from '@deepseek-ai/dsh-llm'
 import type { ContextMode } from '@dsh-context/agent-tavern'
 import { AgentTavern } from '@dsh-context/agent-tavern'
-import { MIRA, OPENING_SCENE, roleplayReply, story } from '@dsh-context/agent-tavern-demo'
+import { demoCompaction, MIRA, OPENING_SCENE, roleplayReply, story } from '@dsh-context/agent-tavern-demo'
 import type { RequestSummary } from '@dsh-context/dsh-context-cli'
 import { EXIT } from '@dsh-context/dsh-context-cli'
-import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
 import { bootLoop, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from './support.ts'
@@ -29,12 +28,10 @@ async function persistedDemo(mode: ContextMode) {
     persistRoot: root,
     contextWindow: WINDOW[mode],
     fallback: roleplayReply,
-    plugins: [[ProjectionAwareCompactionEngine, { measure: 'projection' }]],
+    plugins: [demoCompaction(mode)],
   })
   const agent = loop.create(`tavern-${mode}`)
-  // AgentTavern refuses a policy whose forgetting block exceeds its recent share of the window, even in native mode.
-  const policy = mode === 'dsh-native' ? { policy: { blockTokens: 600 } } : {}
-  await agent.ctx.plugin(AgentTavern, { character: MIRA, scene: OPENING_SCENE, contextMode: mode, ...policy } as never)
+  await agent.ctx.plugin(AgentTavern, { character: MIRA, scene: OPENING_SCENE, contextMode: mode } as never)
   for (const turn of story({ turns: TURNS })) await loop.say(agent, turn.text)
   await loop.ctx.sessions.flush(agent.session)
   expect(loop.errors.map(({ error }) => String(error))).toEqual([])

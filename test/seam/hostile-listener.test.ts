@@ -21,12 +21,13 @@ const cases: { name: string; result: Hostile; code: string; message: RegExp }[] 
   { name: 'a non-array include', result: () => ({ include: '4,5', revision: 'r3' }), code: 'invalid-selection', message: /\(revision "r3"\) returned an include that is not an array: "4,5"$/ },
   { name: 'a non-object result', result: () => 42, code: 'invalid-selection', message: /returned a result that is not an object with an include array: 42$/ },
   { name: 'non-integer seqs', result: nodes => ({ include: [nodes[0]!.seq + 0.5, Number.NaN, '4', -1] }), code: 'invalid-seq', message: /returned include values that are not seqs \(safe non-negative integers\): \d+\.5, NaN, "4", -1$/ },
-  { name: 'a non-string revision', result: nodes => ({ include: [nodes[0]!.seq], revision: 7 }), code: 'invalid-revision', message: /returned a revision that is not a printable string of at most 200 characters: 7$/ },
+  { name: 'a non-string revision', result: nodes => ({ include: [nodes[0]!.seq], revision: 7 }), code: 'invalid-revision', message: /returned a revision that is not a printable string of at most 200 characters \(grapheme clusters; at most 1600 UTF-16 code units\): 7$/ },
   { name: 'a thrown error', result: () => { throw new RangeError('policy exploded') }, code: 'listener-failed', message: /listener failed: RangeError: policy exploded$/ },
   { name: 'a rejected promise', result: () => Promise.reject(new Error('async policy exploded')), code: 'listener-failed', message: /listener failed: Error: async policy exploded$/ },
   { name: 'a throwing include getter', result: () => throwingGetter, code: 'invalid-selection', message: /returned a result that cannot be read \(Error: getter exploded\)$/ },
   { name: 'a thrown null-prototype object', result: () => { throw nullProto }, code: 'listener-failed', message: /listener failed: \{\}$/ },
-  { name: 'a revision of 1 MB', result: nodes => ({ include: [nodes[0]!.seq], revision: 'r'.repeat(1_000_000) }), code: 'invalid-revision', message: /\(1000000 characters\)"$/ },
+  { name: 'a revision of 1 MB', result: nodes => ({ include: [nodes[0]!.seq], revision: 'r'.repeat(1_000_000) }), code: 'invalid-revision', message: /\(1000000 UTF-16 code units\)"$/ },
+  { name: 'a revision of 201 emoji', result: nodes => ({ include: [nodes[0]!.seq], revision: '🌊'.repeat(201) }), code: 'invalid-revision', message: /\(201 characters\)"$/ },
   { name: 'a revision with a control character', result: nodes => ({ include: [nodes[0]!.seq], revision: 'ok\u001b[2Jforged' }), code: 'invalid-revision', message: /not a printable string/ },
 ]
 
@@ -59,6 +60,37 @@ describe('hostile agent/context listeners', () => {
     const replayed = dsh.session.Session.create(dsh.session.SessionId('replayed'), structuredClone(agent.session.events))
     expect(replayed.deriveMessages()).toEqual(agent.session.deriveMessages())
     expect(expectRequestsRebuiltFromLog(loop, agent)).toBe(2)
+  })
+
+  it.each([
+    ['a 100,000-character message', () => new Error('x'.repeat(100_000))],
+    ['an error whose cause chain is 200,000 characters', () => new Error('outer', { cause: new Error('y'.repeat(200_000)) })],
+    ['a short error', () => new Error('boom')],
+  ])('a listener that throws %s leaves one bounded cause, once, in turn/end', async (_name, thrown) => {
+    const loop = await bootLoop(dsh, { fallback: textReply('ok') })
+    const agent = loop.create('bounded-failure')
+    const error = thrown()
+    agent.ctx.on('agent/context', () => { throw error })
+    await loop.say(agent, 'hi')
+    const end = agent.session.events.findLast(e => e.type === 'turn/end')!
+    const { message } = (end.data.reason as { error: { message: string } }).error
+    expect(message.length).toBeLessThan(1_000)
+    expect(message.split(error.message.slice(0, 400)).length - 1).toBe(1)
+    expect((loop.errors[0]!.error as AgentContextError).failure).toBe(error)
+    if (error.message === 'boom') expect(message).toBe('agent/context [listener-failed] for agent "bounded-failure" listener failed: Error: boom')
+  })
+
+  it('counts a revision in characters as users count them: 150 emoji and a 200-character Chinese label are accepted and logged', async () => {
+    const loop = await bootLoop(dsh, { fallback: textReply('ok') })
+    const agent = loop.create('grapheme-revision')
+    const revisions = ['🌊'.repeat(150), '👩‍👩‍👧'.repeat(60), '记'.repeat(200)]
+    await loop.say(agent, 'zero')
+    let at = 0
+    agent.ctx.on('agent/context', async (_payload, next) => ({ include: (await next()).include.slice(-1), revision: revisions[at++] as string }))
+    for (const text of ['one', 'two', 'three']) await loop.say(agent, text)
+    expect(loop.errors).toEqual([])
+    expect(projectionEvents(agent.session.events).map(e => e.data.revision)).toEqual(revisions)
+    expect(expectRequestsRebuiltFromLog(loop, agent)).toBe(4)
   })
 
   it('a listener that honours the abort signal ends the step as aborted; nothing is sent or logged', async () => {

@@ -4,15 +4,18 @@
  * missing (nothing recorded, nothing sent), and `dsh-native` always runs.
  */
 
-import { AgentTavern, AgentTavernError, CONTEXT_MODE_EVENT, contextModeOf, inspectCapabilities, setContextMode } from '@dsh-context/agent-tavern'
+import type { Agent } from '@deepseek-ai/dsh-agent'
+import { AgentTavern, CONTEXT_MODE_EVENT, contextModeOf, contextModeRefusal, inspectCapabilities, setContextMode } from '@dsh-context/agent-tavern'
 import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
 import type { BootedLoop } from '@dsh-context/loop-testkit'
 import { bootLoop, patchedDsh, stockDsh, textReply } from '@dsh-context/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import { MIRA, tavernAgent, tavernLoop } from './support.ts'
 
-const mount = async (loop: BootedLoop, id: string, contextMode: string): Promise<void> => {
-  await loop.create(id).ctx.plugin(AgentTavern, { character: MIRA, contextMode } as never)
+const mount = async (loop: BootedLoop, id: string, contextMode: string): Promise<Agent> => {
+  const agent = loop.create(id)
+  await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode } as never)
+  return agent
 }
 
 describe('on stock rc.8', () => {
@@ -26,15 +29,31 @@ describe('on stock rc.8', () => {
     expect(report.managed.reasons).toHaveLength(2)
   })
 
-  it('refuses to enable agent-managed with a typed error, records nothing and sends nothing', async () => {
+  it('refuses agent-managed at mount and keeps running dsh-native, reporting why in the log and in contextModeRefusal', async () => {
     const dsh = await stockDsh()
-    const loop = await bootLoop(dsh, { plugins: [[dsh.compactionBasic.default]], fallback: textReply('never') })
+    const loop = await bootLoop(dsh, { plugins: [[dsh.compactionBasic.default]], fallback: textReply('Aye.') })
     const agent = loop.create('stock-managed')
-    const refused = agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed' } as never)
-    await expect(refused).rejects.toBeInstanceOf(AgentTavernError)
-    await expect(refused).rejects.toMatchObject({ code: 'mode-unavailable', missing: ['agent/context', 'projection-aware-compaction'] })
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed' } as never)
+    expect(contextModeOf(agent)).toBe('dsh-native')
+    const refusal = contextModeRefusal(agent)!
+    expect(refusal).toMatchObject({ requested: 'agent-managed', code: 'mode-unavailable', missing: ['agent/context', 'projection-aware-compaction'] })
+    expect(refusal.reason).toContain(inspectCapabilities(agent.ctx).managed.reasons[0])
+    expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).map(event => event.data)).toEqual([{ mode: 'dsh-native', previous: 'dsh-native', afterTurn: 0, refused: refusal }])
+    await loop.say(agent, 'first')
+    await loop.say(agent, 'second')
+    expect(loop.errors).toEqual([])
+    expect(JSON.stringify(loop.adapter.requests[1]!.messages)).toBe(JSON.stringify(agent.session.deriveMessages().slice(0, -1)))
+  })
+
+  it('setContextMode validates its input with the same typed error as the config', async () => {
+    const dsh = await stockDsh()
+    const loop = await bootLoop(dsh, { plugins: [[dsh.compactionBasic.default]] })
+    const agent = loop.create('stock-validate')
+    await agent.ctx.plugin(AgentTavern, { character: MIRA } as never)
+    await expect(setContextMode(agent, 'super-managed' as never)).rejects.toMatchObject({ name: 'AgentTavernError', code: 'invalid-config', message: expect.stringContaining('"super-managed"') })
+    await expect(loop.create('stock-config').ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'super-managed' } as never)).rejects.toMatchObject({ name: 'AgentTavernError', code: 'invalid-config' })
     expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT)).toEqual([])
-    expect(loop.adapter.requests).toEqual([])
+    expect(contextModeOf(agent)).toBe('dsh-native')
   })
 
   it('runs dsh-native: the plugin mounts, the whole surface is sent, the tools are offered', async () => {
@@ -60,7 +79,9 @@ describe('on the patched build', () => {
     const dsh = await patchedDsh()
     const loop = await bootLoop(dsh, { plugins: [[dsh.compactionBasic.default]] })
     expect(inspectCapabilities(loop.ctx).managed).toMatchObject({ available: false, missing: ['projection-aware-compaction'] })
-    await expect(mount(loop, 'patched-basic', 'agent-managed')).rejects.toMatchObject({ code: 'mode-unavailable', missing: ['projection-aware-compaction'] })
+    const agent = await mount(loop, 'patched-basic', 'agent-managed')
+    expect(contextModeOf(agent)).toBe('dsh-native')
+    expect(contextModeRefusal(agent)).toMatchObject({ code: 'mode-unavailable', missing: ['projection-aware-compaction'] })
   })
 
   it('with projection-aware compaction measuring the surface: the agreed flag is 0, so agent-managed is refused', async () => {

@@ -5,7 +5,8 @@
  */
 
 import type { GenerateOptions, StreamChunk } from '@deepseek-ai/dsh-llm'
-import { AgentTavern, AgentTavernError, contentText, lastSelection } from '@dsh-context/agent-tavern'
+import { AgentTavern, CONTEXT_MODE_EVENT, contentText, contextModeOf, contextModeRefusal, lastSelection } from '@dsh-context/agent-tavern'
+import { projectionEvents } from '@dsh-context/agent-context'
 import { priceRequest, requestEnvelope } from '@dsh-context/compaction-effective-projection'
 import { describe, expect, it } from 'vitest'
 import { REMINDER_SOURCES } from '../../packages/agent-tavern/src/anchor.ts'
@@ -38,9 +39,9 @@ describe('Chinese retrieval on the managed loop', () => {
 })
 
 describe('memory tools', () => {
-  it('write, search, read, update and forget through the loop; results carry truncated and sourceCount; a forgotten memory stays in the log', async () => {
+  it('write, search, read, update (id + revision) and forget through the loop; results carry truncated and sourceCount; a forgotten memory stays in the log', async () => {
     const loop = await tavernLoop()
-    const agent = await tavernAgent(loop, 'memory-tools', 'agent-managed')
+    const agent = await tavernAgent(loop, 'memory-tools', 'agent-managed', SMALL_POLICY, PRELOAD)
     const call = async (tool: string, args: object): Promise<unknown> => {
       await loop.say(agent, `CALL ${tool} ${JSON.stringify(args)}`)
       const text = lastReply(agent.session.events)
@@ -48,21 +49,25 @@ describe('memory tools', () => {
       const body = text.slice('RESULT '.length)
       return body.startsWith('{') ? JSON.parse(body) : body
     }
-    const { id } = await call('memory_write', { text: '灯塔的地窖钥匙在米拉手里', tags: ['fact'], importance: 0.9, confidence: 0.6, scope: 'character' }) as { id: string }
+    const { id, revision: written } = await call('memory_write', { text: '灯塔的地窖钥匙在米拉手里', tags: ['fact'], importance: 0.9, confidence: 0.6, scope: 'character' }) as { id: string; revision: string }
     await call('memory_write', { text: 'the ford floods at high water', tags: ['fact'] })
-    expect(await call('memory_search', { query: '地窖钥匙在哪里' })).toMatchObject({
-      hits: [{ id, text: '灯塔的地窖钥匙在米拉手里', scope: 'character', importance: 0.9, confidence: 0.6, truncated: false }],
+    const found = await call('memory_search', { query: '地窖钥匙在哪里' }) as { hits: { id: string; revision: string; importance: number }[] }
+    expect(found).toMatchObject({
+      hits: [{ id, text: '灯塔的地窖钥匙在米拉手里', scope: 'character', importance: 0.9, confidence: 0.6, truncated: false, revision: written }, { text: 'the ford floods at high water', importance: 0 }],
       truncated: false,
       sourceCount: 2,
     })
-    expect(await call('memory_search', { query: 'ford', scope: 'character' })).toEqual({ hits: [], truncated: false, sourceCount: 1 })
-    await call('memory_update', { id, text: '灯塔的地窖钥匙在旅人手里', confidence: 1 })
-    expect(await call('memory_read', { id })).toMatchObject({ id, text: '灯塔的地窖钥匙在旅人手里', confidence: 1, importance: 0.9 })
+    expect(await call('memory_search', { query: 'ford', scope: 'character' })).toMatchObject({ hits: [{ id, score: 9 + 3 + 1 }], truncated: false, sourceCount: 1 })
+    const { revision: updated } = await call('memory_update', { id, revision: written, text: '灯塔的地窖钥匙在旅人手里', confidence: 1 }) as { revision: string }
+    expect(updated).not.toBe(written)
+    expect(await call('memory_update', { id, revision: written, text: '灯塔的地窖钥匙在别人手里' })).toMatch(new RegExp(`changed: it is at revision ${updated}, not "${written}"; read it again with memory_read`))
+    expect(await call('memory_read', { id })).toMatchObject({ id, text: '灯塔的地窖钥匙在旅人手里', confidence: 1, importance: 0.9, revision: updated })
     expect(runtimeContext(loopRequests(loop).at(-1)!.messages)).toContain('- 灯塔的地窖钥匙在旅人手里')
-    expect(await call('memory_forget', { id })).toEqual({ id, forgotten: true })
-    expect(await call('memory_search', { query: '地窖钥匙' })).toEqual({ hits: [], truncated: false, sourceCount: 1 })
+    expect(await call('memory_forget', { id, revision: written })).toMatch(/changed: it is at revision/)
+    expect(await call('memory_forget', { id, revision: updated })).toEqual({ id, forgotten: true })
+    expect(await call('memory_search', { query: '地窖钥匙' })).toMatchObject({ hits: [{ text: 'the ford floods at high water' }], truncated: false, sourceCount: 1 })
     expect(await call('memory_read', { id })).toMatch(/was forgotten/)
-    expect(await call('memory_update', { id, text: 'again' })).toMatch(/was forgotten/)
+    expect(await call('memory_update', { id, revision: updated, text: 'again' })).toMatch(/was forgotten/)
     expect(await call('memory_write', { text: 'bad', importance: 2 })).toMatch(/importance 2 is not between 0 and 1/)
     expect(runtimeContext(loopRequests(loop).at(-1)!.messages)).not.toContain('灯塔的地窖钥匙')
     expect(agent.session.events.some(event => event.type === 'tool/call' && event.data.name === 'memory_forget')).toBe(true)
@@ -71,16 +76,39 @@ describe('memory tools', () => {
   })
 })
 
+/** Opt in to preloading the scene, facts and triggered lore as runtime contexts. */
+const PRELOAD = { preloadAssets: true }
+
 const LORE = [
   { name: 'The salt mill', keywords: ['salt mill'], text: 'A ruined tide mill on the marsh edge.' },
   { name: '灯塔', keywords: ['灯塔'], text: '熄灭了十一年的灯塔。' },
 ]
 
-describe('lore', () => {
+describe('non-kernel content', () => {
+  it('is fetched through tools by default: no scene, facts or lore context in any request; tavern_scene_get and memory_search return them', async () => {
+    const loop = await tavernLoop()
+    const agent = loop.create('through-tools')
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, scene: 'the ferry dock at dawn', contextMode: 'agent-managed', policy: SMALL_POLICY, lore: { entries: LORE, scanTurns: 2 } } as never)
+    await loop.say(agent, 'CALL memory_write {"text":"the ford floods at high water","tags":["fact"]}')
+    await loop.say(agent, 'We pass the old salt mill.')
+    await loop.say(agent, 'CALL tavern_scene_get {}')
+    await loop.say(agent, 'CALL memory_search {"query":"ford"}')
+    expect(loop.errors).toEqual([])
+    const tavernContexts = loopRequests(loop).flatMap(request => request.messages).filter(message => /Current scene:|Facts of the story:|World info:/.test(contentText(message.content)))
+    expect(tavernContexts).toEqual([])
+    const results = agent.session.events.filter(event => event.type === 'tool/result').map(event => contentText(event.data.message.content))
+    expect(results.at(-2)).toBe('{"scene":"the ferry dock at dawn"}')
+    expect(results.at(-1)).toContain('the ford floods at high water')
+    expect(loopRequests(loop).at(-1)!.tools!.map(tool => tool.name)).toEqual(expect.arrayContaining(['tavern_scene_get', 'tavern_lore_search', 'memory_search']))
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+})
+
+describe('lore (preloadAssets: true)', () => {
   it('shows the entries the recent turns trigger in the runtime context, which the managed policy keeps while they stay triggered', async () => {
     const loop = await tavernLoop()
     const agent = loop.create('lore')
-    await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed', policy: SMALL_POLICY, lore: { entries: LORE, scanTurns: 2 } } as never)
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed', policy: SMALL_POLICY, lore: { entries: LORE, scanTurns: 2 }, ...PRELOAD } as never)
     for (let i = 1; i <= 12; i++) await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
     await loop.say(agent, 'We pass the old salt mill and the 灯塔 beyond it.')
     await loop.say(agent, 'I walk on.')
@@ -138,6 +166,43 @@ describe('imported history', () => {
   })
 })
 
+describe('recall of every user-visible line', () => {
+  it('finds an imported line (a plugin-sourced recall message) and an emoji-only line through tavern_history_search', async () => {
+    const loop = await tavernLoop()
+    const agent = await tavernAgent(loop, 'recall-sources', 'agent-managed')
+    const imported = { id: 'imported-0', role: 'user', content: [{ type: 'text', text: 'Imported: the tide clock of Saltmere stopped at nine.' }], source: { kind: 'plugin', plugin: 'tavern-import', form: 'recall' } }
+    agent.session.append('user/message', imported as never, { surfaceOp: 'append' })
+    await loop.say(agent, '🌊🗝️🐚')
+    await loop.say(agent, 'CALL tavern_history_search {"query":"tide clock Saltmere"}')
+    await loop.say(agent, 'CALL tavern_history_search {"query":"🗝"}')
+    expect(loop.errors).toEqual([])
+    const results = agent.session.events.filter(event => event.type === 'tool/result').map(event => JSON.parse(contentText(event.data.message.content)) as { hits: { snippet: string; role: string }[]; sourceCount: number })
+    expect(results[0]!.hits.map(hit => hit.snippet)).toEqual([expect.stringContaining('tide clock of Saltmere')])
+    expect(results[1]!.hits.map(hit => hit.snippet)).toEqual(['🌊🗝️🐚'])
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+})
+
+describe('the route\'s context window', () => {
+  it('is re-read when the route changes: the managed budget follows the new route\'s window from the next request', async () => {
+    const windows: Record<string, number> = { 'fake-model': 40_000, 'small-model': 20_000 }
+    const loop = await tavernLoop({ contextWindow: model => windows[model] ?? 0 })
+    const agent = await tavernAgent(loop, 'route-change', 'agent-managed')
+    let routed = 'fake-model'
+    agent.ctx.on('agent/request', async (_payload, next) => ({ ...await next(), model: routed }))
+    const budgets: number[] = []
+    for (let i = 1; i <= 6; i++) {
+      if (i === 4) routed = 'small-model'
+      await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
+      budgets.push(lastSelection(agent)!.budget.input)
+    }
+    expect(loop.errors).toEqual([])
+    expect(loopRequests(loop).map(request => request.model)).toEqual(['fake-model', 'fake-model', 'fake-model', 'small-model', 'small-model', 'small-model'])
+    expect(budgets).toEqual([37_600, 37_600, 37_600, 37_600, 18_800, 18_800])
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+})
+
 describe('the calibrated budget', () => {
   it('sends fewer estimated tokens when the provider reports twice the estimate, and stays within the cap in provider tokens', async () => {
     const run = async (factor: number): Promise<{ peak: number; cap: number; calibrated: number }> => {
@@ -165,18 +230,31 @@ describe('the calibrated budget', () => {
 })
 
 describe('mounting', () => {
-  it('fails when the policy does not fit the route\'s context window, with the numbers, before anything is registered or sent', async () => {
+  it.each([8_000, 32_000])('mounts dsh-native with the default config on a %i-token window: native capacity is not Tavern configuration', async contextWindow => {
+    const loop = await tavernLoop({ contextWindow })
+    const agent = loop.create(`native-${contextWindow}`)
+    await agent.ctx.plugin(AgentTavern, { character: MIRA } as never)
+    expect(contextModeOf(agent)).toBe('dsh-native')
+    expect(contextModeRefusal(agent)).toBeUndefined()
+    await loop.say(agent, 'hello')
+    expect(loop.errors).toEqual([])
+    expect(loopRequests(loop)[0]!.tools!.map(tool => tool.name)).toEqual(expect.arrayContaining(['tavern_lore_search', 'memory_read', 'memory_update', 'memory_forget']))
+  })
+
+  it('refuses agent-managed when the policy does not fit the route\'s window: runs dsh-native and logs why, with the numbers', async () => {
     const loop = await tavernLoop({ contextWindow: 20_000 })
     const agent = loop.create('too-small')
-    const mount = agent.ctx.plugin(AgentTavern, { character: MIRA, policy: { blockTokens: 4000 } } as never)
-    await expect(mount).rejects.toBeInstanceOf(AgentTavernError)
-    await expect(mount).rejects.toMatchObject({
-      code: 'invalid-config',
-      message: 'AgentTavern for agent "too-small": route fake/fake-model: policy blockTokens 4000 exceeds the recent budget 1200 tokens (recent share 0.06 of a 20000-token context window); lower blockTokens to at most 1200 or raise the recent share to at least 0.2',
-    })
-    expect(loop.adapter.requests).toEqual([])
-    await agent.ctx.plugin(AgentTavern, { character: MIRA, policy: { blockTokens: 1200 } } as never)
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed', policy: { blockTokens: 4000 } } as never)
+    const reason = 'AgentTavern for agent "too-small": route fake/fake-model: policy blockTokens 4000 exceeds the recent budget 1200 tokens (recent share 0.06 of a 20000-token context window); lower blockTokens to at most 1200 or raise the recent share to at least 0.2'
+    expect(contextModeOf(agent)).toBe('dsh-native')
+    expect(contextModeRefusal(agent)).toEqual({ requested: 'agent-managed', code: 'invalid-config', reason, missing: [] })
+    expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).map(event => event.data)).toEqual([
+      { mode: 'dsh-native', previous: 'dsh-native', afterTurn: 0, refused: { requested: 'agent-managed', code: 'invalid-config', reason, missing: [] } },
+    ])
     await loop.say(agent, 'hello')
-    expect(loopRequests(loop)[0]!.tools!.map(tool => tool.name)).toEqual(expect.arrayContaining(['tavern_lore_search', 'memory_read', 'memory_update', 'memory_forget']))
+    await loop.say(agent, 'again')
+    expect(loop.errors).toEqual([])
+    expect(projectionEvents(agent.session.events)).toEqual([])
+    expect(JSON.stringify(loopRequests(loop).at(-1)!.messages)).toBe(JSON.stringify(agent.session.deriveMessages().slice(0, -1)))
   })
 })

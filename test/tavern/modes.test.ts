@@ -27,9 +27,9 @@ async function walk(loop: BootedLoop, agent: Agent, turns: number): Promise<void
 }
 
 describe('dsh-native', () => {
-  it('sends DSH’s whole surface, logs no projection, and keeps kernel, scene and facts in the prompt', async () => {
+  it('sends DSH’s whole surface, logs no projection, and keeps kernel, scene and facts in the prompt (preloadAssets)', async () => {
     const loop = await tavernLoop()
-    const agent = await tavernAgent(loop, 'native', 'dsh-native')
+    const agent = await tavernAgent(loop, 'native', 'dsh-native', SMALL_POLICY, { preloadAssets: true })
     await walk(loop, agent, 3)
     await loop.say(agent, 'Keep this in mind: the lantern quay closes at the third bell.')
     await walk(loop, agent, 12)
@@ -47,7 +47,7 @@ describe('dsh-native', () => {
 describe('agent-managed', () => {
   it('sends node 0, the newest snapshot and the recent turns within budget, labelled with the policy revision', async () => {
     const loop = await tavernLoop()
-    const agent = await tavernAgent(loop, 'managed', 'agent-managed')
+    const agent = await tavernAgent(loop, 'managed', 'agent-managed', SMALL_POLICY, { preloadAssets: true })
     await walk(loop, agent, 2)
     await loop.say(agent, '(The scene changes: the reed maze on the eastern shore.)')
     await walk(loop, agent, 20)
@@ -114,7 +114,7 @@ describe('agent-managed', () => {
 
   it('keeps memory notes as logged tool calls: the facts context and memory_search are rebuilt from the log', async () => {
     const loop = await tavernLoop()
-    const agent = await tavernAgent(loop, 'memory', 'agent-managed')
+    const agent = await tavernAgent(loop, 'memory', 'agent-managed', SMALL_POLICY, { preloadAssets: true })
     await loop.say(agent, 'Keep this in mind: the willow ford is only passable at low water.')
     await walk(loop, agent, 12)
     expect(activeMemories(agent.session.events).map(record => [record.text, record.tags, record.importance]))

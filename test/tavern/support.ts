@@ -7,7 +7,7 @@ import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { GenerateOptions, StreamChunk } from '@deepseek-ai/dsh-llm'
 import { diffRequest, replayRequests } from '@dsh-context/agent-context'
 import type { ContextMode } from '@dsh-context/agent-tavern'
-import { AgentTavern, contentText } from '@dsh-context/agent-tavern'
+import { AgentTavern, contentText, TAVERN_REFERENCE_HINT } from '@dsh-context/agent-tavern'
 import { roleplayReply } from '@dsh-context/agent-tavern-demo'
 import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
 import type { BootedLoop, BootOptions, DshModules } from '@dsh-context/loop-testkit'
@@ -38,7 +38,8 @@ export function toolModel(request: GenerateOptions, index: number): StreamChunk[
 }
 
 /**
- * A patched loop with the projection-aware engine as `ctx.compaction`, answering with the demo's roleplay model.
+ * A patched loop with the projection-aware engine as `ctx.compaction` (no model summaries: `summary: 'reference'`),
+ * answering with the demo's roleplay model.
  * @param options - boot options merged over the defaults.
  * @returns the loop.
  */
@@ -46,7 +47,7 @@ export async function tavernLoop(options: BootOptions = {}): Promise<BootedLoop>
   return bootLoop(await patchedDsh(), {
     contextWindow: SMALL_WINDOW,
     fallback: toolModel,
-    plugins: [[ProjectionAwareCompactionEngine, { measure: 'projection' }]],
+    plugins: [[ProjectionAwareCompactionEngine, { measure: 'projection', summary: 'reference', referenceHint: TAVERN_REFERENCE_HINT }]],
     ...options,
   })
 }
@@ -57,11 +58,12 @@ export async function tavernLoop(options: BootOptions = {}): Promise<BootedLoop>
  * @param id - session id.
  * @param contextMode - the fresh session's mode.
  * @param policy - policy config fields.
+ * @param extra - other config fields (e.g. `preloadAssets`).
  * @returns the agent.
  */
-export async function tavernAgent(loop: BootedLoop, id: string, contextMode: ContextMode, policy: object = SMALL_POLICY): Promise<Agent> {
+export async function tavernAgent(loop: BootedLoop, id: string, contextMode: ContextMode, policy: object = SMALL_POLICY, extra: object = {}): Promise<Agent> {
   const agent = loop.create(id)
-  await agent.ctx.plugin(AgentTavern, { character: MIRA, scene: 'the ferry dock at dawn', contextMode, policy } as never)
+  await agent.ctx.plugin(AgentTavern, { character: MIRA, scene: 'the ferry dock at dawn', contextMode, policy, ...extra } as never)
   return agent
 }
 

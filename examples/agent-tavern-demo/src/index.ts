@@ -8,7 +8,7 @@
 export { bootLiveLoop, demoModel, LIVE_DEFAULTS, LIVE_KEY_ENV, LIVE_PROVIDER, runLive } from './live.ts'
 export type { LiveReport } from './live.ts'
 export { roleplayReply } from './model.ts'
-export { DEMO_CONTEXT_WINDOW, MIRA, mountTavern, runDemo, runSession, tavernConfig } from './run.ts'
+export { DEMO_CONTEXT_WINDOW, demoCompaction, MIRA, mountTavern, runDemo, runSession, tavernConfig } from './run.ts'
 export type { DemoReport, SessionReport } from './run.ts'
 export { OPENING_SCENE, story } from './story.ts'
 export type { StoryLanguage } from './story.ts'

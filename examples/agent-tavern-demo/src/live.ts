@@ -16,7 +16,7 @@ import type { BootedLoop } from '@dsh-context/loop-testkit'
 import { bootLoop, patchedDsh } from '@dsh-context/loop-testkit'
 import { providerUsage } from './metrics.ts'
 import type { SessionReport } from './run.ts'
-import { DEMO_COMPACTION, measureSession, mountTavern, tavernConfig } from './run.ts'
+import { demoCompaction, measureSession, mountTavern, tavernConfig } from './run.ts'
 import type { StoryLanguage } from './story.ts'
 import { shortStory } from './story.ts'
 
@@ -136,7 +136,7 @@ export async function bootLiveLoop(options: LiveOptions): Promise<LiveLoop> {
   const model = options.model ?? LIVE_DEFAULTS.model
   const contextWindow = options.contextWindow ?? LIVE_DEFAULTS.contextWindow
   const maxTokens = options.maxTokens ?? LIVE_DEFAULTS.maxTokens
-  const loop = await bootLoop(await patchedDsh(), { plugins: [DEMO_COMPACTION] })
+  const loop = await bootLoop(await patchedDsh(), { plugins: [demoCompaction('agent-managed')] })
   const environment = environmentSnapshot(options.env)
   loop.ctx.provide('launchEnvironment', environment)
   const config = liveAdapterConfig(model, contextWindow, maxTokens)

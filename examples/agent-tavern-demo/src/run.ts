@@ -14,7 +14,7 @@ import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effecti
 import type { DshModules } from '@dsh-context/loop-testkit'
 import { bootLoop, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
 import type { ContextMode, LoreEntry } from '@dsh-context/agent-tavern'
-import { AgentTavern, AgentTavernError } from '@dsh-context/agent-tavern'
+import { AgentTavern, AgentTavernError, contextModeRefusal, TAVERN_REFERENCE_HINT } from '@dsh-context/agent-tavern'
 import type { RequestPricer } from '@dsh-context/compaction-effective-projection'
 import type { ProbeRow, RequestRow } from './metrics.ts'
 import { prefixReuse, probeRows, requestRows, withProviderTokens } from './metrics.ts'
@@ -34,8 +34,7 @@ export interface DemoOptions {
   /** The story's language (default `en`): character, scene, lore, user turns and replies. */
   readonly lang?: StoryLanguage
   /**
-   * The compaction engine mounted in both modes. Default: `@dsh-context/compaction-effective-projection` measuring the
-   * projection, which compacts a session without an `agent/context` listener exactly like `dsh-compaction-basic`.
+   * The compaction engine mounted in both modes. Default: {@link demoCompaction} of the mode.
    */
   readonly compaction?: PluginRow
   /** AgentTavern config fields merged over the demo's character and scene (e.g. `policy`). */
@@ -137,21 +136,30 @@ const empty = (mode: ContextMode, unavailable: string, seconds: number): Session
   mode, unavailable, rows: [], peak: 0, providerPeak: 0, mean: 0, prefixReuse: 0, compactions: 0, auxiliary: 0, probes: [], projected: 0, errors: [], seconds,
 })
 
-/** The compaction engine the demo mounts by default: projection-aware, measuring the projection. */
-export const DEMO_COMPACTION: PluginRow = [ProjectionAwareCompactionEngine, { measure: 'projection' }]
+/**
+ * The compaction engine the demo mounts by default: projection-aware, measuring the projection. `dsh-native` gets DSH's
+ * model summaries (a session without an `agent/context` listener compacts exactly like `dsh-compaction-basic`);
+ * `agent-managed` makes no hidden model call, so a compacted span is replaced by a reference to the history tools.
+ * @param mode - the session's context mode.
+ * @returns the plugin row.
+ */
+export function demoCompaction(mode: ContextMode): PluginRow {
+  return [ProjectionAwareCompactionEngine, mode === 'dsh-native' ? { measure: 'projection' } : { measure: 'projection', summary: 'reference', referenceHint: TAVERN_REFERENCE_HINT }]
+}
 
 /**
  * Mount AgentTavern on an agent as the demo's character.
  * @param agent - the agent.
  * @param mode - the fresh session's context mode.
  * @param tavern - config fields merged over the English character, opening scene and lore.
- * @returns AgentTavern's refusal message when the host cannot run `mode`, else undefined.
+ * @returns AgentTavern's refusal message when the host cannot run `mode` (the session then runs `dsh-native`), else
+ *   undefined.
  * @throws whatever else the mount throws.
  */
 export async function mountTavern(agent: Agent, mode: ContextMode, tavern: Record<string, unknown> = {}): Promise<string | undefined> {
   try {
     await agent.ctx.plugin(AgentTavern, { ...tavernConfig('en'), contextMode: mode, ...tavern } as never)
-    return undefined
+    return contextModeRefusal(agent)?.reason
   } catch (error: unknown) {
     if (error instanceof AgentTavernError) return error.message
     throw error
@@ -212,7 +220,7 @@ export async function runSession(mode: ContextMode, options: DemoOptions): Promi
   const loop = await bootLoop(dsh, {
     contextWindow: options.contextWindow,
     fallback: roleplayReply,
-    plugins: [options.compaction ?? DEMO_COMPACTION],
+    plugins: [options.compaction ?? demoCompaction(mode)],
     ...options.persistRoot === undefined ? {} : { persistRoot: options.persistRoot },
   })
   const agent = loop.create(`agent-tavern-${mode}`)

@@ -4,14 +4,15 @@
  * @module @dsh-context/agent-loop-patch/host
  */
 
+import type { Context } from '@deepseek-ai/cordis'
 import type { Agent, AgentEventDispatch, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
-import type { NodesMark } from '@dsh-context/agent-context'
+import type { NodesMark, NormalizedProjection } from '@dsh-context/agent-context'
 import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { RequestProjection, Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import {
   AgentContextError,
   appendedNodes,
-  describeValue,
+  describeBounded,
   encodeInclude,
   isValidRevision,
   NodeIndex,
@@ -21,7 +22,7 @@ import {
   sessionEventAt,
   surfaceMark,
 } from '@dsh-context/agent-context'
-import { hasContextListener } from './listeners.ts'
+import { hasContextListener, scopeOf } from './listeners.ts'
 
 /**
  * Sessions this host has written a projection for. Without a listener, only they can hold a projection the next
@@ -121,19 +122,90 @@ async function select(agent: Agent, dispatch: AgentEventDispatch, request: Proje
     selection = await dispatch.waterfall('agent/context', payload, everything)
   } catch (error: unknown) {
     request.signal.throwIfAborted()
-    throw new AgentContextError('listener-failed', String(agent.id), undefined, [], `listener failed: ${describeValue(error)}`, { cause: error })
+    throw new AgentContextError('listener-failed', String(agent.id), undefined, [], `listener failed: ${describeBounded(error)}`, error)
   }
   request.signal.throwIfAborted()
   return selection
 }
 
+/** What a {@link SelectionJudge} is shown: the request about to be sent, as the host will send it. */
+export interface JudgedSelection extends ProjectionRequest {
+  readonly agent: Agent
+  /** The surface nodes the listeners were offered. */
+  readonly nodes: readonly ContextNode[]
+  readonly requiredSeqs: readonly number[]
+  /** Seqs the request sends, in surface order: the waterfall's outermost result after the host's normalization. */
+  readonly include: readonly number[]
+  /**
+   * Whether this is the host's recompute pass: the surface already moved once in this step, and a judge that moves it
+   * again fails the step with `surface-changed`.
+   */
+  readonly final: boolean
+}
+
+/**
+ * A judge of the host's final selection (projection-aware compaction): it may compact the surface, and the host then
+ * runs the waterfall once more over the replaced surface and shows the judges that result with `final: true`.
+ */
+export type SelectionJudge = (selection: JudgedSelection) => void | Promise<void>
+
+/** Judges by app (cordis root context), in registration order, each with the context it was registered through. */
+const judges = new WeakMap<Context, Set<{ readonly ctx: Context; readonly judge: SelectionJudge }>>()
+
+/**
+ * Show `judge` every projected request of the agents an `agent/context` listener registered through `ctx` would see
+ * (the same scope filter), after the whole waterfall and the host's normalization, whatever order the listeners were
+ * registered in. Registered as an effect of `ctx`.
+ * @param ctx - the judge's plugin context.
+ * @param judge - called for each request of an agent in scope that has an `agent/context` listener.
+ */
+export function judgeSelections(ctx: Context, judge: SelectionJudge): void {
+  ctx.effect(() => {
+    let set = judges.get(ctx.root)
+    if (set === undefined) judges.set(ctx.root, set = new Set())
+    const entry = { ctx, judge }
+    set.add(entry)
+    return () => set.delete(entry)
+  }, 'agent-context.judge()')
+}
+
+/** One pass: the offer, the waterfall's result and its normalization (undefined for every node). */
+interface Pass {
+  current: Offer
+  selection: unknown
+  projection: NormalizedProjection | undefined
+}
+
+/**
+ * Run the waterfall over the current surface, normalize its result and show it to the judges, each in turn.
+ * @returns the pass, or the offer it started from when the surface moved while listeners or judges ran.
+ */
+async function pass(agent: Agent, dispatch: AgentEventDispatch, request: ProjectionRequest, final: boolean): Promise<Pass | { moved: Offer; selection: unknown }> {
+  const { session } = agent
+  const current = offer(session)
+  const selection = await select(agent, dispatch, request, current)
+  if (moved(session, current)) return { moved: current, selection }
+  const projection = current.isEverything(selection)
+    ? undefined
+    : normalizeOffer(String(agent.id), () => session.events, current.index, current.requiredSeqs, selection)
+  const include = projection?.include ?? current.everything().include
+  const admits = scopeOf(agent)
+  for (const { judge } of [...judges.get(agent.ctx.root) ?? []].filter(entry => admits(entry.ctx))) {
+    await judge({ ...request, agent, nodes: current.nodes, requiredSeqs: current.requiredSeqs, include, final })
+    request.signal.throwIfAborted()
+    if (moved(session, current)) return { moved: current, selection }
+  }
+  return { current, selection, projection }
+}
+
 /**
  * Run the `agent/context` waterfall for the request about to be built and return the messages it sends. With no
- * listener for the agent, the waterfall is skipped: its result would be every node. A default
- * projection (every node) returns `session.deriveMessages()` and logs nothing; any other appends one
- * `request/projection` event first. When the surface moves while listeners run, the waterfall runs once more over the
- * new surface; a second move rejects the step. The waterfall is awaited to the end even when the turn is aborted, so
- * whatever a listener appends lands inside its turn; an aborted step discards the result and logs nothing.
+ * listener for the agent, the waterfall is skipped: its result would be every node. The waterfall's outermost result
+ * is normalized, then shown to the {@link judgeSelections} judges. A default projection (every node) returns
+ * `session.deriveMessages()` and logs nothing; any other appends one `request/projection` event first. When the
+ * surface moves while listeners or judges run, the waterfall runs once more over the new surface; a second move
+ * rejects the step. The waterfall is awaited to the end even when the turn is aborted, so whatever a listener appends
+ * lands inside its turn; an aborted step discards the result and logs nothing.
  * @param agent - the agent whose step this is; its session is read and appended to.
  * @param dispatch - the agent's scope-filtered event dispatcher.
  * @param request - the request's turn, step, system prompt, tools and signal.
@@ -147,33 +219,29 @@ export async function projectRequestMessages(
 ): Promise<Message[]> {
   const { session } = agent
   if (!hasContextListener(agent) && !projected.has(session)) return session.deriveMessages()
-  let current = offer(session)
-  let selection = await select(agent, dispatch, request, current)
-  if (moved(session, current)) {
-    current = offer(session)
-    selection = await select(agent, dispatch, request, current)
-    if (moved(session, current)) {
-      throw new AgentContextError('surface-changed', String(agent.id), revisionOf(selection), [current.generation, session.surface.replaceGeneration], 'saw the surface change while its listeners ran, twice; surface generations')
-    }
+  let done = await pass(agent, dispatch, request, false)
+  if ('moved' in done) done = await pass(agent, dispatch, request, true)
+  if ('moved' in done) {
+    throw new AgentContextError('surface-changed', String(agent.id), revisionOf(done.selection), [done.moved.generation, session.surface.replaceGeneration], 'saw the surface change while its listeners ran, twice; surface generations')
   }
+  const { current, projection } = done
   const pending = (): boolean => pendingProjectionOf(session.seq, sessionEventAt(session)) !== undefined
-  if (current.isEverything(selection) && !pending()) return session.deriveMessages()
+  if ((projection === undefined || projection.isDefault) && !pending()) return session.deriveMessages()
   const { index } = current
-  const projection = normalizeOffer(String(agent.id), () => session.events, index, current.requiredSeqs, selection)
-  if (projection.isDefault && !pending()) return session.deriveMessages()
+  const normalized = projection ?? normalizeOffer(String(agent.id), () => session.events, index, current.requiredSeqs, current.everything())
   const data: RequestProjection = {
     turn: request.turn,
     step: request.step,
     generation: current.generation,
-    include: encodeInclude(index.seqs, projection.positions),
-    ...projection.revision === undefined ? {} : { revision: projection.revision },
+    include: encodeInclude(index.seqs, normalized.positions),
+    ...normalized.revision === undefined ? {} : { revision: normalized.revision },
     surfaceNodes: index.length,
-    includedNodes: projection.include.length,
-    ...projection.stale === 0 ? {} : { stale: projection.stale },
+    includedNodes: normalized.include.length,
+    ...normalized.stale === 0 ? {} : { stale: normalized.stale },
   }
   session.append('request/projection', data)
   projected.add(session)
-  return projection.positions.map(at => index.messages[at] as Message)
+  return normalized.positions.map(at => index.messages[at] as Message)
 }
 
 /** The result's revision when it is one the normalizer would accept, for naming the listener in an error. */

@@ -21,8 +21,17 @@ type Filter = (this: object, ctx: Context) => boolean
 export function hasContextListener(agent: Agent, excluded?: (hookCtx: Context) => boolean): boolean {
   const hooks = agent.ctx.events._hooks['agent/context'] ?? []
   if (hooks.length === 0) return false
+  const admits = scopeOf(agent)
+  return hooks.some(hook => excluded?.(hook.ctx) !== true && (hook.global === true || admits(hook.ctx)))
+}
+
+/**
+ * The filter the agent's scope-filtered dispatch applies to a hook's registering context.
+ * @param agent - the agent.
+ * @returns whether a hook registered through a context runs for the agent.
+ */
+export function scopeOf(agent: Agent): (hookCtx: Context) => boolean {
   const carrier = agentCarrier(agent) as unknown as { [CordisContext.filter]?: Filter }
   const filter = carrier[CordisContext.filter]
-  return hooks.some(hook => excluded?.(hook.ctx) !== true
-    && (hook.global === true || filter === undefined || filter.call(carrier, hook.ctx)))
+  return hookCtx => filter === undefined || filter.call(carrier, hookCtx)
 }

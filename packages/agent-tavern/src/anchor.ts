@@ -10,6 +10,7 @@ import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Message, UserMessage } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
+import { isUserSource, logOf, pluginOf, pluginSource } from './host-log.ts'
 
 /** Source plugins of the two reminders. */
 export const REMINDER_SOURCES = {
@@ -46,7 +47,7 @@ const REMINDER_TEXT: Record<ReminderKind, string> = {
 export function reminderDue(position: { readonly turn: number; readonly step: number }, anchorEvery: number, events: readonly SessionEvent[]): ReminderKind | undefined {
   const { turn, step } = position
   if (anchorEvery === 0 || step !== 1 || turn < 1) return undefined
-  if (!events.some(event => event.type === 'user/message' && event.data.source.kind === 'user')) return 'opening'
+  if (!events.some(event => event.type === 'user/message' && isUserSource(event.data.source))) return 'opening'
   return turn % anchorEvery === 0 ? 'anchor' : undefined
 }
 
@@ -55,9 +56,8 @@ export function reminderDue(position: { readonly turn: number; readonly step: nu
  * @returns the reminder it is, if it is one.
  */
 export function reminderOf(message: Pick<Message, 'source'>): ReminderKind | undefined {
-  const { source } = message
-  if (source.kind !== 'plugin') return undefined
-  return source.plugin === REMINDER_SOURCES.opening ? 'opening' : source.plugin === REMINDER_SOURCES.anchor ? 'anchor' : undefined
+  const plugin = pluginOf(message.source)
+  return plugin === REMINDER_SOURCES.opening ? 'opening' : plugin === REMINDER_SOURCES.anchor ? 'anchor' : undefined
 }
 
 /**
@@ -71,7 +71,7 @@ export function reminderMessage(kind: ReminderKind, turn: number): UserMessage {
     id: `agent-tavern-${kind}-${turn}` as UserMessage['id'],
     role: 'user',
     content: [{ type: 'text', text: REMINDER_TEXT[kind] }],
-    source: { kind: 'plugin', plugin: REMINDER_SOURCES[kind], form: 'instructions' },
+    source: pluginSource(REMINDER_SOURCES[kind], 'instructions'),
   }
 }
 
@@ -87,7 +87,7 @@ export function registerReminders(ctx: Context, agent: Agent, anchorEvery: numbe
   ctx.on('agent/pre-step', async (payload, next) => {
     const decision = await next()
     if (decision.kind !== 'enter' || decision.messages.length === 0 || payload.signal.aborted) return decision
-    const kind = reminderDue(payload, anchorEvery, agent.session.events)
+    const kind = reminderDue(payload, anchorEvery, logOf(agent.session))
     return kind === undefined ? decision : { kind: 'enter', messages: [...decision.messages, reminderMessage(kind, payload.turn)] }
   }, { prepend: true })
 }

@@ -17,6 +17,8 @@ export type AgentTavernErrorCode =
   | 'not-mounted'
   /** The agent's route reports no context window, so the managed budget cannot be derived. */
   | 'no-context-window'
+  /** `agent-managed` was requested, but the compaction service would summarize with a model and no curator allows it. */
+  | 'hidden-summarizer'
 
 /** A refused AgentTavern operation. */
 export class AgentTavernError extends Error {

@@ -34,6 +34,12 @@ const KANA = /^[\p{Script=Hiragana}\p{Script=Katakana}ー]+$/u
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'word' })
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+
+/** A grapheme that is a term on its own: an emoji or another pictographic, currency or other symbol. */
+const SYMBOL = /[\p{Extended_Pictographic}\p{So}\p{Sc}]/u
+/** Emoji variation selectors and skin-tone modifiers: `❤️` and `❤`, `👍🏽` and `👍` are one term. */
+const SYMBOL_VARIANTS = /\uFE0E|\uFE0F|\p{Emoji_Modifier}/gu
 
 function stem(word: string): string {
   return word.length > 3 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word
@@ -63,8 +69,9 @@ function cjkGrams(run: string, add: (term: string) => void): void {
 /**
  * The content terms of a text in any script: NFKC-normalized, lower-cased `Intl.Segmenter` words (Latin words of three
  * or more characters minus English stopwords with a plural `s` removed, numbers, CJK and kana words of two or more
- * characters minus common function words), plus the character bigrams of every CJK run (minus the same function words
- * and any bigram holding a particle or pronoun).
+ * characters minus common function words), every emoji or other symbol (one grapheme each, variation selectors and
+ * skin tones dropped), plus the character bigrams of every CJK run (minus the same function words and any bigram
+ * holding a particle or pronoun).
  * @param text - any text.
  * @returns the distinct terms, in first-occurrence order.
  */
@@ -73,7 +80,11 @@ export function terms(text: string): string[] {
   const seen = new Set<string>()
   const add = (term: string): void => { seen.add(term) }
   for (const { segment, isWordLike } of segmenter.segment(normalized)) {
-    if (isWordLike === true && isTermWord(segment)) add(CJK.test(segment) || KANA.test(segment) ? segment : stem(segment))
+    if (isWordLike === true) {
+      if (isTermWord(segment)) add(CJK.test(segment) || KANA.test(segment) ? segment : stem(segment))
+    } else if (SYMBOL.test(segment)) {
+      for (const { segment: grapheme } of graphemes.segment(segment)) if (SYMBOL.test(grapheme)) add(grapheme.replace(SYMBOL_VARIANTS, ''))
+    }
   }
   for (const [run] of normalized.matchAll(CJK_RUN)) cjkGrams(run, add)
   return [...seen]

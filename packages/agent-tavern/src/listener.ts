@@ -8,15 +8,16 @@
 
 import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 import type { ToolSchema } from '@deepseek-ai/dsh-llm'
-import { isUserInput, sessionEventAt, snapshotSource, toolUnits } from '@dsh-context/agent-context'
+import { isUserInput, NodeIndex, sessionEventAt, snapshotSource } from '@dsh-context/agent-context'
 import type { RequestPricer } from '@dsh-context/compaction-effective-projection'
 import { calibrationFactor, requestEnvelope, UsageCalibration } from '@dsh-context/compaction-effective-projection'
 import { reminderOf, REMINDER_SOURCES } from './anchor.ts'
 import { resolveConfig } from './config.ts'
 import { AgentTavernError } from './errors.ts'
+import { isUserSource, pluginOf } from './host-log.ts'
 import { terms } from './lexical.ts'
 import { messageText } from './log.ts'
-import { declaredImportance } from './memory.ts'
+import { declaredConfidence, declaredImportance } from './memory.ts'
 import type { PolicyConfig, PolicyNode, PolicySelection, PolicyState } from './policy.ts'
 import { policyRevision, selectContext } from './policy.ts'
 
@@ -37,6 +38,9 @@ export interface ListenerServices {
   readonly contextWindow: (signal: AbortSignal) => Promise<number | undefined>
 }
 
+/** Credibility of what the model or a tool said, which no one confirmed: below the user's word and a confident memory. */
+const UNCONFIRMED = 0.5
+
 /**
  * The policy view of a node; pure in the message, so cached by seq. A turn start is any user input that is not standing
  * context: the user's messages, and plugin-sourced ones such as imported chat history, so the boundary can also
@@ -49,11 +53,71 @@ function describe(meter: RequestPricer, node: ContextNode): PolicyNode {
   return {
     seq,
     tokens: meter.estimateMessage(message),
-    turnStart: standing === undefined && isUserInput(message) && (message.source.kind === 'user' || message.source.kind === 'plugin'),
+    turnStart: standing === undefined && isUserInput(message) && (isUserSource(message.source) || pluginOf(message.source) !== undefined),
     ...standing === undefined ? {} : { standing },
     terms: terms(messageText(message)),
     importance: declaredImportance(message),
+    credibility: declaredConfidence(message) ?? (isUserSource(message.source) ? 1 : UNCONFIRMED),
   }
+}
+
+/**
+ * The policy's view of the offered nodes and their tool units, kept as the surface grows: while an offer extends the
+ * previous one (the host reuses its node objects), only the new nodes are described and indexed; any other offer (a
+ * replaced surface) starts over, reusing the descriptions, which are pure in the message.
+ */
+class OfferView {
+  private index = NodeIndex.of([])
+  private offered: readonly ContextNode[] = []
+  private viewed: PolicyNode[] = []
+  private readonly byMember = new Map<number, readonly number[]>()
+  private readonly described = new Map<number, PolicyNode>()
+
+  constructor(private readonly meter: RequestPricer) {}
+
+  /**
+   * @param nodes - the offered nodes, in surface order.
+   * @returns their policy views, and each tool-unit member's seq mapped to the unit's seqs.
+   */
+  of(nodes: readonly ContextNode[]): { nodes: readonly PolicyNode[]; units: ReadonlyMap<number, readonly number[]> } {
+    const kept = this.offered.length
+    const extended = nodes.length >= kept && (kept === 0 || (nodes[0] === this.offered[0] && nodes[kept - 1] === this.offered[kept - 1]))
+    if (!extended) {
+      this.index = NodeIndex.of([])
+      this.viewed = []
+      this.byMember.clear()
+    }
+    const { index } = this
+    for (let at = index.length; at < nodes.length; at++) {
+      const node = nodes[at] as ContextNode
+      let view = this.described.get(node.seq)
+      if (view === undefined) this.described.set(node.seq, view = describe(this.meter, node))
+      this.viewed.push(view)
+      index.push(node.seq, node.message)
+      const unit = index.units[index.unitOf[at] as number]
+      if (unit === undefined || unit.length < 2) continue
+      const seqs = unit.map(member => index.seqs[member] as number)
+      for (const member of seqs) this.byMember.set(member, seqs)
+    }
+    this.offered = nodes
+    return { nodes: this.viewed, units: this.byMember }
+  }
+
+  /**
+   * @param seq - an offered node's seq.
+   * @returns its policy view.
+   */
+  view(seq: number): PolicyNode | undefined {
+    return this.described.get(seq)
+  }
+}
+
+/** Whether the rest of the chain kept every offered node, in order (the default result): nothing to narrow. */
+function offersEverything(offered: ContextSelection, nodes: readonly ContextNode[]): boolean {
+  const { include } = offered
+  if (include.length !== nodes.length) return false
+  for (let i = 0; i < include.length; i++) if (include[i] !== (nodes[i] as ContextNode).seq) return false
+  return true
 }
 
 /** A managed projector for one agent. */
@@ -78,8 +142,8 @@ export interface ManagedProjector {
  */
 export function managedProjector(agent: Agent, policy: PolicyConfig, services: ListenerServices): ManagedProjector {
   const revision = policyRevision(policy)
-  const described = new Map<number, PolicyNode>()
   const calibration = new UsageCalibration(services.meter)
+  const view = new OfferView(services.meter)
   let state: PolicyState | undefined
   let last: PolicySelection | undefined
   const project = async (payload: ContextPayload, next: () => Promise<ContextSelection>): Promise<ContextSelection> => {
@@ -89,26 +153,22 @@ export function managedProjector(agent: Agent, policy: PolicyConfig, services: L
       throw new AgentTavernError('no-context-window', String(agent.id), `route ${agent.options.provider}/${agent.options.model} reports no context window, so the agent-managed budget cannot be derived`)
     }
     calibration.follow(agent.session.seq, sessionEventAt(agent.session))
-    const nodes = payload.nodes.map(node => described.get(node.seq) ?? cache(node))
-    const asked = payload.nodes.findLast(node => node.message.source.kind === 'user')
-    const query = asked === undefined ? [] : (described.get(asked.seq) as PolicyNode).terms
+    const { nodes, units } = view.of(payload.nodes)
+    const asked = payload.nodes.findLast(node => isUserSource(node.message.source))
+    const query = asked === undefined ? [] : (view.view(asked.seq) as PolicyNode).terms
     last = selectContext({
       nodes,
       requiredSeqs: payload.requiredSeqs,
-      units: toolUnits(payload.nodes),
+      units,
       query,
       headerTokens: services.meter.estimateHeader(requestEnvelope(payload.system, payload.tools)),
       contextWindow,
       calibration: calibrationFactor(calibration.sample),
     }, policy, state)
     state = last.state
-    const kept = new Set(offered.include)
-    return { include: last.include.filter(seq => kept.has(seq)), revision }
-  }
-  function cache(node: ContextNode): PolicyNode {
-    const view = describe(services.meter, node)
-    described.set(node.seq, view)
-    return view
+    if (offersEverything(offered, payload.nodes)) return { include: last.include, revision }
+    const chosen = new Set(last.include)
+    return { include: offered.include.filter(seq => chosen.has(seq)), revision }
   }
   return Object.assign(project, { last: () => last })
 }

@@ -7,6 +7,7 @@
 
 import type { ContentBlock, Message } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
+import { isStoryLine } from './host-log.ts'
 import { relevance, snippet, terms } from './lexical.ts'
 
 /** One utterance of the story as the log records it. */
@@ -59,7 +60,8 @@ export function messageText(message: Message): string {
 }
 
 /**
- * The story transcript: user-sourced `user/message` events and the text of `assistant/message` events, in log order.
+ * The story transcript: `user/message` events that are story lines ({@link isStoryLine}: the user's, and imported
+ * history) and the text of `assistant/message` events, in log order.
  * @param events - a session log.
  * @returns one entry per utterance with text.
  */
@@ -68,7 +70,7 @@ export function transcript(events: readonly SessionEvent[]): TranscriptEntry[] {
   let turn = 0
   for (const event of events) {
     if (event.type === 'turn/start') turn = event.data.turn
-    else if (event.type === 'user/message' && event.data.source.kind === 'user') push('user', event.seq, event.data.content)
+    else if (event.type === 'user/message' && isStoryLine(event.data)) push('user', event.seq, event.data.content)
     else if (event.type === 'assistant/message') push('assistant', event.seq, event.data.message.content.filter(block => block.type === 'text'))
   }
   return entries

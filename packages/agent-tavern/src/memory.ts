@@ -6,6 +6,7 @@
  * @module @dsh-context/agent-tavern/memory
  */
 
+import { createHash } from 'node:crypto'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { relevance, terms } from './lexical.ts'
@@ -23,8 +24,8 @@ export const MEMORY_TOOLS = {
 export const MEMORY_SCOPES = ['turn', 'chat', 'character', 'agent', 'global'] as const
 type MemoryScope = typeof MEMORY_SCOPES[number]
 
-/** Defaults of a record written without the field. */
-const MEMORY_DEFAULTS = { importance: 0.5, confidence: 1, scope: 'chat' } as const
+/** Defaults of a record written without the field: AgentTavern's MemoryStore's (`normalizeScore`: importance 0, confidence 1). */
+const MEMORY_DEFAULTS = { importance: 0, confidence: 1, scope: 'chat' } as const
 
 /** One memory. */
 export interface MemoryRecord {
@@ -46,6 +47,11 @@ export interface MemoryRecord {
   readonly forgottenAt?: number
   /** Turn of the write. */
   readonly turn: number
+  /**
+   * The first 16 hex of sha256 over the other fields, as AgentTavern's MemoryStore derives it: it changes with every
+   * write, update and forget, and `memory_update` and `memory_forget` must name it.
+   */
+  readonly revision: string
 }
 
 /** One `memory_search` hit. */
@@ -90,6 +96,7 @@ interface MemoryArgs {
   importance?: unknown
   confidence?: unknown
   expiresAt?: unknown
+  revision?: unknown
 }
 
 function parseArgs(text: string): MemoryArgs | undefined {
@@ -118,6 +125,17 @@ function changes(args: MemoryArgs): Partial<Pick<MemoryRecord, 'text' | 'tags' |
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined))
 }
 
+/** A record with its {@link MemoryRecord.revision} derived from its other fields. */
+function revised(record: Omit<MemoryRecord, 'revision'> & { revision?: string }): MemoryRecord {
+  const { revision: _previous, ...fields } = record
+  return { ...fields, revision: createHash('sha256').update(JSON.stringify(fields)).digest('hex').slice(0, 16) }
+}
+
+/** Whether a change names an active record at its current revision (the tools refuse any other, so the fold does too). */
+function current(target: MemoryRecord | undefined, args: MemoryArgs): target is MemoryRecord {
+  return target !== undefined && target.forgottenAt === undefined && args.revision === target.revision
+}
+
 function failed(result: SessionEvent<'tool/result'>): boolean {
   return result.data.error !== undefined || result.data.message.content.some(block => block.isError === true)
 }
@@ -144,7 +162,7 @@ export function memoryRecords(events: readonly SessionEvent[]): Map<string, Memo
       case MEMORY_TOOLS.write: {
         if (typeof args.text !== 'string') break
         const { text: _text, ...fields } = changes(args)
-        records.set(call.data.callId, {
+        records.set(call.data.callId, revised({
           id: call.data.callId,
           text: args.text,
           tags: [],
@@ -155,14 +173,14 @@ export function memoryRecords(events: readonly SessionEvent[]): Map<string, Memo
           createdAt: time,
           updatedAt: time,
           turn: call.data.turn,
-        })
+        }))
         break
       }
       case MEMORY_TOOLS.update:
-        if (target !== undefined && target.forgottenAt === undefined) records.set(target.id, { ...target, ...changes(args), updatedAt: time })
+        if (current(target, args)) records.set(target.id, revised({ ...target, ...changes(args), updatedAt: time }))
         break
       case MEMORY_TOOLS.forget:
-        if (target !== undefined && target.forgottenAt === undefined) records.set(target.id, { ...target, forgottenAt: time, updatedAt: time })
+        if (current(target, args)) records.set(target.id, revised({ ...target, forgottenAt: time, updatedAt: time }))
         break
       default:
         // Searches and reads change nothing.
@@ -192,6 +210,17 @@ export function activeMemories(events: readonly SessionEvent[]): MemoryRecord[] 
 }
 
 /**
+ * The current scene: the newest active `scene`-tagged memory, else the configured opening scene.
+ * @param events - a session log.
+ * @param opening - the config's `scene`.
+ * @returns its text, and the memory's id when a memory holds it.
+ */
+export function currentScene(events: readonly SessionEvent[], opening: string): { text: string; id?: string } {
+  const record = activeMemories(events).findLast(memory => memory.tags.includes('scene'))
+  return record === undefined ? { text: opening } : { text: record.text, id: record.id }
+}
+
+/**
  * The time a log has reached: its newest event's time.
  * @param events - a session log.
  * @returns epoch milliseconds; 0 for an empty log.
@@ -213,8 +242,9 @@ export function memoryScore(lexical: number, record: MemoryRecord, now: number):
 }
 
 /**
- * Search records: active ones in scope carrying the tags, that share a term with the query, best score first (then
- * the newest update); hit texts fill `maxChars`, the last one cut.
+ * Search records as AgentTavern's MemoryStore does: every active one in scope carrying the tags, those sharing no term
+ * with the query included (lexical 0), best score first (then the newest update, then the id); hit texts fill
+ * `maxChars`, the last one cut.
  * @param records - the memory ({@link memoryRecords}).
  * @param query - what to look for and how much to return.
  * @returns the hits, whether any were left out or cut, and how many records were searched.
@@ -226,7 +256,6 @@ export function searchMemory(records: Iterable<MemoryRecord>, query: MemoryQuery
     && (query.tags ?? []).every(tag => record.tags.includes(tag)))
   const matched = sources
     .map(record => ({ record, lexical: relevance(wanted, new Set(terms(`${record.text} ${record.tags.join(' ')}`))) }))
-    .filter(({ lexical }) => lexical > 0)
     .map(({ record, lexical }) => ({ record, score: Math.round(memoryScore(lexical, record, query.now) * 1000) / 1000 }))
     .sort((a, b) => b.score - a.score || b.record.updatedAt - a.record.updatedAt || (a.record.id < b.record.id ? -1 : 1))
   const hits: MemoryHit[] = []
@@ -238,6 +267,23 @@ export function searchMemory(records: Iterable<MemoryRecord>, query: MemoryQuery
     left -= record.text.length
   }
   return { hits, truncated: hits.length < matched.length || hits.some(hit => hit.truncated), sourceCount: sources.length }
+}
+
+/**
+ * The confidence a message declares for the records it writes or updates: the least of its `memory_write` and
+ * `memory_update` calls' `confidence` (the default for a write without one).
+ * @param message - a surface message.
+ * @returns a value in [0, 1], or undefined when it makes no such call.
+ */
+export function declaredConfidence(message: Message): number | undefined {
+  let confidence: number | undefined
+  for (const block of message.content) {
+    if (block.type !== 'tool-call' || (block.name !== MEMORY_TOOLS.write && block.name !== MEMORY_TOOLS.update)) continue
+    const args = parseArgs(block.arguments)
+    const declared = unit(args?.confidence) ?? (block.name === MEMORY_TOOLS.write ? MEMORY_DEFAULTS.confidence : undefined)
+    if (declared !== undefined) confidence = Math.min(confidence ?? 1, declared)
+  }
+  return confidence
 }
 
 /**

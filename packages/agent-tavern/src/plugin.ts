@@ -9,6 +9,7 @@
 
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
+import { compactionSummary } from '@dsh-context/compaction-effective-projection'
 import { PERSONA_ORDER, PERSONA_SECTION } from '@deepseek-ai/dsh-system-prompt'
 import type {} from '@deepseek-ai/dsh-token-meter'
 import { registerReminders } from './anchor.ts'
@@ -16,12 +17,13 @@ import { assertModeAvailable } from './capabilities.ts'
 import type { Config as TavernConfig } from './config.ts'
 import { Config as ConfigSchema, resolveConfig } from './config.ts'
 import { AgentTavernError } from './errors.ts'
+import { currentRoute, logOf } from './host-log.ts'
 import { managedProjector } from './listener.ts'
 import type { ManagedProjector } from './listener.ts'
 import { loreContext, triggeredLore } from './lore.ts'
-import { activeMemories } from './memory.ts'
-import type { ContextMode } from './mode.ts'
-import { CONTEXT_MODE_EVENT, lastEndedTurn, recordedMode } from './mode.ts'
+import { activeMemories, currentScene } from './memory.ts'
+import type { ContextMode, ModeRefusal } from './mode.ts'
+import { assertContextMode, CONTEXT_MODE_EVENT, lastEndedTurn, recordedMode } from './mode.ts'
 import { budgetFor } from './policy.ts'
 import { tavernTools } from './tools.ts'
 
@@ -48,44 +50,68 @@ const KERNEL_ORDER = 10
 /** One agent's mode: the log's newest mode event, entered and left through {@link ModeController.set}. */
 class ModeController {
   mode: ContextMode = 'dsh-native'
+  /** Why the mode the session asked for at mount was refused, when it was. */
+  refused: ModeRefusal | undefined
   private leave: (() => void) | undefined
 
   constructor(
     private readonly ctx: Context,
     private readonly agent: Agent,
     readonly projector: ManagedProjector,
+    private readonly check: (mode: ContextMode) => Promise<void>,
   ) {}
 
-  /** Enter the logged mode, recording `fresh` first when the session has no turns and no recorded mode. */
-  start(fresh: ContextMode): void {
+  /**
+   * Enter the logged mode (`fresh` for a session with no turns and no recorded mode). A mode the host cannot run is
+   * refused: the session runs `dsh-native`, and the refusal is logged with the switch and kept on {@link refused}.
+   */
+  async start(fresh: ContextMode): Promise<void> {
     const { session } = this.agent
-    const recorded = recordedMode(session.events)
-    const started = session.events.some(event => event.type === 'turn/start')
-    const mode = recorded ?? (started ? 'dsh-native' : fresh)
-    assertModeAvailable(this.ctx, String(this.agent.id), mode)
+    const recorded = recordedMode(logOf(session))
+    const started = logOf(session).some(event => event.type === 'turn/start')
+    const wanted = recorded ?? (started ? 'dsh-native' : fresh)
     this.ctx.on('session/event', (subject, event) => {
       if (subject === session && event.type === CONTEXT_MODE_EVENT) this.enter(event.data.mode)
     })
-    if (recorded === undefined && mode !== 'dsh-native') this.record(mode)
-    else this.enter(mode)
+    try {
+      await this.check(wanted)
+    } catch (error: unknown) {
+      if (!(error instanceof AgentTavernError)) throw error
+      this.refused = { requested: wanted, code: error.code, reason: error.message, missing: error.missing }
+      this.mode = recorded ?? 'dsh-native'
+      this.record('dsh-native', this.refused)
+      return
+    }
+    if (recorded === undefined && wanted !== 'dsh-native') this.record(wanted)
+    else this.enter(wanted)
   }
 
-  /** Switch at an idle turn boundary; resolves once the switch is logged and in effect. */
+  /** Switch at an idle turn boundary; resolves once the switch is logged, persisted and in effect. */
   async set(mode: ContextMode): Promise<void> {
+    assertContextMode(mode, String(this.agent.id))
     if (mode === this.mode) return
-    assertModeAvailable(this.ctx, String(this.agent.id), mode)
+    await this.check(mode)
     let task: Promise<void>
     try {
-      task = this.agent.runMaintenance(() => Promise.resolve(this.record(mode)))
+      task = this.agent.runMaintenance(async () => {
+        this.record(mode)
+        await this.persist()
+      })
     } catch (error: unknown) {
       throw new AgentTavernError('agent-busy', String(this.agent.id), `cannot switch to ${mode} while the agent is running; switch at an idle turn boundary`, [], { cause: error })
     }
     await task
   }
 
-  private record(mode: ContextMode): void {
+  /** Write the log through to the session store, when there is one, so the switch survives a crash. */
+  private async persist(): Promise<void> {
+    const sessions = this.ctx.get('sessions') as { flush?: (session: unknown) => Promise<void> } | undefined
+    await sessions?.flush?.(this.agent.session)
+  }
+
+  private record(mode: ContextMode, refused?: ModeRefusal): void {
     const { session } = this.agent
-    session.append(CONTEXT_MODE_EVENT, { mode, previous: this.mode, afterTurn: lastEndedTurn(session.events) }, { ignorable: true })
+    session.append(CONTEXT_MODE_EVENT, { mode, previous: this.mode, afterTurn: lastEndedTurn(logOf(session)), ...refused === undefined ? {} : { refused } }, { ignorable: true })
   }
 
   private enter(mode: ContextMode): void {
@@ -107,76 +133,103 @@ function controllerOf(agent: Agent): ModeController {
 }
 
 /**
- * Check the policy against the route's context window, so a config that could never project a request fails here and
- * not on every turn.
+ * The route's context window, read for every request, so a route change takes effect on the next one.
+ * @param ctx - the agent's context.
  * @param agent - the agent.
- * @param config - the resolved config.
- * @param contextWindow - the route's context window, when it reports one.
- * @throws {AgentTavernError} `invalid-config` with the budgets and the window; `no-context-window` when a fresh
- *   `agent-managed` session's route reports none.
+ * @param signal - cancellation.
+ * @returns the window, undefined when the route reports none.
  */
-function assertFitsWindow(agent: Agent, config: TavernConfig, contextWindow: number | undefined): void {
-  const route = `${agent.options.provider}/${agent.options.model}`
+async function routeWindow(ctx: Context, agent: Agent, signal: AbortSignal): Promise<number | undefined> {
+  const { provider, model } = currentRoute(agent)
+  const key = `${provider}/${model}`
+  let window = windows.get(agent)
+  if (window?.key !== key) windows.set(agent, window = { key, value: (await ctx.llm.resolveModelInfo(provider, model, signal)).context?.contextWindow })
+  return window.value
+}
+
+/** Each agent's newest route and its context window: a route change re-reads the window. */
+const windows = new WeakMap<Agent, { readonly key: string; readonly value: number | undefined }>()
+
+/**
+ * Check that `agent-managed` can run: the host's capabilities, no model summaries unless a curator allows them
+ * (`curator.summarizer`), and the policy against the route's context window, so
+ * a config that could never project a request is refused at once and not on every turn. `dsh-native` always can:
+ * its capacity is DSH's, never Tavern configuration.
+ * @throws {AgentTavernError} `mode-unavailable`, `invalid-config` with the budgets and the window, or
+ *   `no-context-window`.
+ */
+async function assertCanRun(ctx: Context, agent: Agent, config: TavernConfig, mode: ContextMode): Promise<void> {
+  assertModeAvailable(ctx, String(agent.id), mode)
+  if (mode === 'dsh-native') return
+  if (compactionSummary(ctx) === 'model' && !config.curator.summarizer) {
+    throw new AgentTavernError('hidden-summarizer', String(agent.id), 'agent-managed makes no hidden model calls, but the compaction engine summarizes with one; mount @dsh-context/compaction-effective-projection with summary: reference (referenceHint: TAVERN_REFERENCE_HINT), or set curator.summarizer: true to allow model summaries')
+  }
+  const { provider, model } = currentRoute(agent)
+  const contextWindow = await routeWindow(ctx, agent, new AbortController().signal)
   if (contextWindow === undefined) {
-    if (config.contextMode === 'dsh-native') return
-    throw new AgentTavernError('no-context-window', String(agent.id), `route ${route} reports no context window, so the agent-managed budget cannot be derived`)
+    throw new AgentTavernError('no-context-window', String(agent.id), `route ${provider}/${model} reports no context window, so the agent-managed budget cannot be derived`)
   }
   try {
     budgetFor(config.policy, contextWindow)
   } catch (error: unknown) {
     if (!(error instanceof AgentTavernError)) throw error
-    throw new AgentTavernError(error.code, String(agent.id), `route ${route}: ${error.message.replace(/^AgentTavern: /, '')}`, [], { cause: error })
+    throw new AgentTavernError(error.code, String(agent.id), `route ${provider}/${model}: ${error.message.replace(/^AgentTavern: /, '')}`, [], { cause: error })
   }
 }
 
 /**
- * Apply AgentTavern to the agent whose context this is.
- * @param ctx - the agent's context (`agent.ctx`) or a preset context derived from it.
- * @param raw - the plugin config.
- * @throws {AgentTavernError} `no-agent` off an agent context, `invalid-config` (also when the policy does not fit the
- *   route's context window), or `mode-unavailable` when the session's mode (recorded, or `contextMode` for a fresh
- *   session) cannot run on this host.
+ * Push the scene, the newest facts and the triggered lore into every request as runtime-context snapshots
+ * (`preloadAssets: true`); by default the model fetches them with `tavern_scene_get`, `memory_search` and
+ * `tavern_lore_search` instead.
  */
-export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
-  const config = resolveConfig(raw)
-  const agent = ctx.agent
-  if (agent === undefined) throw new AgentTavernError('no-agent', undefined, 'mount the plugin on an agent\'s context (agent.ctx) or in an agent preset')
-  const route = agent.options
-  const info = await ctx.llm.resolveModelInfo(route.provider ?? '', route.model ?? '', new AbortController().signal)
-  const mounted = info.context?.contextWindow
-  assertFitsWindow(agent, config, mounted)
-
-  const { session } = agent
-  const { character } = config
-  ctx.systemPrompt.section({ name: PERSONA_SECTION, order: PERSONA_ORDER, text: `You are ${character.name}. ${character.identity}` })
-  ctx.systemPrompt.section({ name: PROMPT_NAMES.kernel, order: KERNEL_ORDER, text: config.kernel })
+function preloadAssets(ctx: Context, session: Agent['session'], config: TavernConfig): void {
   ctx.systemPrompt.context({
     name: PROMPT_NAMES.scene,
     order: 10,
     text: () => {
-      const scene = activeMemories(session.events).findLast(record => record.tags.includes('scene'))?.text ?? config.scene
-      return scene.length === 0 ? '' : `Current scene: ${scene}`
+      const { text } = currentScene(logOf(session), config.scene)
+      return text.length === 0 ? '' : `Current scene: ${text}`
     },
   })
   ctx.systemPrompt.context({
     name: PROMPT_NAMES.facts,
     order: 20,
     text: () => {
-      const facts = activeMemories(session.events).filter(record => record.tags.includes('fact')).slice(-config.factsLimit)
+      const facts = activeMemories(logOf(session)).filter(record => record.tags.includes('fact')).slice(-config.factsLimit)
       return facts.length === 0 ? '' : `Facts of the story:\n${facts.map(record => `- ${record.text}`).join('\n')}`
     },
   })
   ctx.systemPrompt.context({
     name: PROMPT_NAMES.lore,
     order: 30,
-    text: () => loreContext(triggeredLore(config.lore.entries, session.events, config.lore.scanTurns)),
+    text: () => loreContext(triggeredLore(config.lore.entries, logOf(session), config.lore.scanTurns)),
   })
-  for (const tool of tavernTools(session, config.tools, config.lore.entries)) ctx.tools.register(tool)
+}
+
+/**
+ * Apply AgentTavern to the agent whose context this is.
+ * @param ctx - the agent's context (`agent.ctx`) or a preset context derived from it.
+ * @param raw - the plugin config.
+ * @throws {AgentTavernError} `no-agent` off an agent context, or `invalid-config`. A session mode (recorded, or
+ *   `contextMode` for a fresh session) the host cannot run, or whose policy does not fit the route's window, does not
+ *   throw: the session runs `dsh-native` and the refusal is logged ({@link contextModeRefusal}).
+ */
+export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
+  const config = resolveConfig(raw)
+  const agent = ctx.agent
+  if (agent === undefined) throw new AgentTavernError('no-agent', undefined, 'mount the plugin on an agent\'s context (agent.ctx) or in an agent preset')
+
+  const { session } = agent
+  const { character } = config
+  ctx.systemPrompt.section({ name: PERSONA_SECTION, order: PERSONA_ORDER, text: `You are ${character.name}. ${character.identity}` })
+  ctx.systemPrompt.section({ name: PROMPT_NAMES.kernel, order: KERNEL_ORDER, text: config.kernel })
+  if (config.preloadAssets) preloadAssets(ctx, session, config)
+  for (const tool of tavernTools(session, config)) ctx.tools.register(tool)
   registerReminders(ctx, agent, config.anchorEvery)
 
-  const projector = managedProjector(agent, config.policy, { meter: ctx.tokenMeter, contextWindow: () => Promise.resolve(mounted) })
-  const controller = new ModeController(ctx, agent, projector)
-  controller.start(config.contextMode)
+  const projector = managedProjector(agent, config.policy, { meter: ctx.tokenMeter, contextWindow: signal => routeWindow(ctx, agent, signal) })
+  const controller = new ModeController(ctx, agent, projector, mode => assertCanRun(ctx, agent, config, mode))
+  await controller.start(config.contextMode)
   ctx.effect(() => {
     controllers.set(agent, controller)
     return () => controllers.delete(agent)
@@ -189,8 +242,9 @@ export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
  * @param agent - an agent with AgentTavern mounted.
  * @param mode - the mode from the next request on.
  * @returns once the switch is logged and in effect; at once when the agent already runs `mode`.
- * @throws {AgentTavernError} `not-mounted`, `mode-unavailable` (nothing is recorded), or `agent-busy` while a turn or
- *   maintenance task runs.
+ * @throws {AgentTavernError} `not-mounted`, `invalid-config` for a value that is not a mode, `mode-unavailable`,
+ *   `no-context-window` or `invalid-config` when the host cannot run `mode` (nothing is recorded, the mode stays), or
+ *   `agent-busy` while a turn or maintenance task runs.
  */
 export function setContextMode(agent: Agent, mode: ContextMode): Promise<void> {
   return controllerOf(agent).set(mode)
@@ -203,6 +257,15 @@ export function setContextMode(agent: Agent, mode: ContextMode): Promise<void> {
  */
 export function contextModeOf(agent: Agent): ContextMode {
   return controllerOf(agent).mode
+}
+
+/**
+ * @param agent - an agent with AgentTavern mounted.
+ * @returns why the mode its session asked for at mount was refused (it runs `dsh-native` instead), else undefined.
+ * @throws {AgentTavernError} `not-mounted`.
+ */
+export function contextModeRefusal(agent: Agent): ModeRefusal | undefined {
+  return controllerOf(agent).refused
 }
 
 /**

@@ -24,17 +24,21 @@ interface PolicyShares {
   readonly kernel: number
   /** Recent turns, from the forgetting boundary to the tail. */
   readonly recent: number
-  /** Older nodes ranked by relevance, importance and freshness. */
+  /** Older nodes ranked by relevance, importance, freshness and credibility. */
   readonly retrieved: number
   /** Reserved for the reply: requests never exceed `(1 - reply) * contextWindow` unless pinned nodes alone do. */
   readonly reply: number
 }
 
-/** Weights of the retrieval score `relevance * w.relevance + importance * w.importance + freshness * w.freshness`. */
+/**
+ * Weights of the retrieval score `relevance * w.relevance + importance * w.importance + freshness * w.freshness +
+ * credibility * w.credibility`.
+ */
 interface PolicyWeights {
   readonly relevance: number
   readonly importance: number
   readonly freshness: number
+  readonly credibility: number
 }
 
 /** The policy's tunables. */
@@ -61,6 +65,8 @@ export interface PolicyNode {
   readonly terms: readonly string[]
   /** Importance in [0, 1]; 0 means the node is retrieved only for its relevance. */
   readonly importance: number
+  /** How far its source is to be believed, in [0, 1] (0004 §8 "source credibility"): ranks candidates, never admits one. */
+  readonly credibility: number
 }
 
 /** Everything one selection depends on besides the previous state. */
@@ -174,12 +180,13 @@ function stableJson(value: unknown): string {
 interface Surface {
   readonly input: PolicyInput
   readonly config: PolicyConfig
-  readonly index: ReadonlyMap<number, number>
+  readonly index: Positions
   readonly pinned: ReadonlySet<number>
-  /** `recentFrom[i]`: tokens of the unpinned nodes at positions `i..n-1`. */
-  readonly recentFrom: readonly number[]
-  /** Positions of turn starts, ascending. */
-  readonly turnStarts: readonly number[]
+  /**
+   * Tokens of the unpinned nodes at positions `i..n-1`, summed from the tail on demand: between boundary advances a
+   * request reads only its recent turns, so its cost does not grow with the log.
+   */
+  readonly recentFrom: (i: number) => number
 }
 
 function unitOf(input: PolicyInput, seq: number): readonly number[] {
@@ -202,29 +209,61 @@ function pinnedSeqs(input: PolicyInput): Set<number> {
   return pinned
 }
 
-function surfaceOf(input: PolicyInput, config: PolicyConfig): Surface {
-  const { nodes } = input
-  const index = new Map<number, number>()
-  nodes.forEach((node, i) => index.set(node.seq, i))
-  const pinned = pinnedSeqs(input)
-  const recentFrom = Array.from({ length: nodes.length + 1 }, () => 0)
-  for (let i = nodes.length - 1; i >= 0; i--) {
-    const node = nodes[i] as PolicyNode
-    recentFrom[i] = (recentFrom[i + 1] as number) + (pinned.has(node.seq) ? 0 : node.tokens)
-  }
-  const turnStarts = nodes.flatMap((node, i) => node.turnStart ? [i] : [])
-  return { input, config, index, pinned, recentFrom, turnStarts }
+/** Surface positions by seq. */
+interface Positions {
+  get(seq: number): number | undefined
+  has(seq: number): boolean
 }
 
-/** The first turn start after `from` that frees at least `need` tokens, else the last turn start (or `from`). */
-function advance(surface: Surface, from: number, need: number): number {
-  const { recentFrom, turnStarts } = surface
-  const last = turnStarts.at(-1) ?? from
-  for (const at of turnStarts) {
-    if (at <= from) continue
-    if ((recentFrom[from] as number) - (recentFrom[at] as number) >= need) return at
+/**
+ * Positions by seq: a binary search while seqs ascend in surface order (a log no compaction replaced), else a map.
+ * @param nodes - the surface.
+ * @returns the lookup.
+ */
+function positionsOf(nodes: readonly PolicyNode[]): Positions {
+  let ascending = true
+  for (let i = 1; i < nodes.length && ascending; i++) ascending = (nodes[i] as PolicyNode).seq > (nodes[i - 1] as PolicyNode).seq
+  if (!ascending) return new Map(nodes.map((node, i) => [node.seq, i]))
+  const get = (seq: number): number | undefined => {
+    let low = 0
+    let high = nodes.length - 1
+    while (low <= high) {
+      const mid = (low + high) >>> 1
+      const at = (nodes[mid] as PolicyNode).seq
+      if (at === seq) return mid
+      if (at < seq) low = mid + 1
+      else high = mid - 1
+    }
+    return undefined
   }
-  return Math.max(from, last)
+  return { get, has: seq => get(seq) !== undefined }
+}
+
+function surfaceOf(input: PolicyInput, config: PolicyConfig): Surface {
+  const { nodes } = input
+  const pinned = pinnedSeqs(input)
+  // tail[k]: tokens of the unpinned nodes among the last k.
+  const tail = [0]
+  const recentFrom = (i: number): number => {
+    for (let k = tail.length; k <= nodes.length - i; k++) {
+      const node = nodes[nodes.length - k] as PolicyNode
+      tail.push((tail[k - 1] as number) + (pinned.has(node.seq) ? 0 : node.tokens))
+    }
+    return tail[nodes.length - i] as number
+  }
+  return { input, config, index: positionsOf(nodes), pinned, recentFrom }
+}
+
+/** The first turn start after `from` that frees at least `need` tokens, else the last turn start after it (or `from`). */
+function advance(surface: Surface, from: number, need: number): number {
+  const { recentFrom, input: { nodes } } = surface
+  let last = from
+  for (let at = from + 1; at < nodes.length; at++) {
+    if (!(nodes[at] as PolicyNode).turnStart) continue
+    last = at
+    if (recentFrom(from) - recentFrom(at) >= need) return at
+  }
+  return last
 }
 
 /** Rank the unpinned tool units and nodes before `boundary`; take the best that fit `budget`. */
@@ -232,17 +271,18 @@ function retrieve(surface: Surface, boundary: number, budget: number): number[] 
   const { input, config, pinned } = surface
   const { nodes, query } = input
   const freshnessScale = Math.max(1, nodes.length - 1)
-  const groups = new Map<number, { members: readonly number[]; tokens: number; terms: Set<string>; importance: number; last: number }>()
+  const groups = new Map<number, { members: readonly number[]; tokens: number; terms: Set<string>; importance: number; credibility: number; last: number }>()
   for (let i = 0; i < boundary; i++) {
     const node = nodes[i] as PolicyNode
     if (pinned.has(node.seq)) continue
     const members = unitOf(input, node.seq)
     const key = members[0] as number
     let group = groups.get(key)
-    if (group === undefined) groups.set(key, group = { members, tokens: 0, terms: new Set(), importance: 0, last: i })
+    if (group === undefined) groups.set(key, group = { members, tokens: 0, terms: new Set(), importance: 0, credibility: 0, last: i })
     group.tokens += node.tokens
     for (const term of node.terms) group.terms.add(term)
     group.importance = Math.max(group.importance, node.importance)
+    group.credibility = Math.max(group.credibility, node.credibility)
     group.last = Math.max(group.last, i)
   }
   const { weights } = config
@@ -251,7 +291,8 @@ function retrieve(surface: Surface, boundary: number, budget: number): number[] 
     .filter(({ group, match }) => match > 0 || group.importance > 0)
     .map(({ group, match }) => ({
       group,
-      score: match * weights.relevance + group.importance * weights.importance + (group.last / freshnessScale) * weights.freshness,
+      score: match * weights.relevance + group.importance * weights.importance + (group.last / freshnessScale) * weights.freshness
+        + group.credibility * weights.credibility,
     }))
     .sort((a, b) => b.score - a.score || b.group.last - a.group.last)
   const kept: number[] = []
@@ -295,14 +336,18 @@ export function selectContext(input: PolicyInput, config: PolicyConfig, previous
   if (nodes.length === 0) return result([], { boundary: -1, kept: [] }, true, headerTokens)
   const surface = surfaceOf(input, config)
   const { pinned, recentFrom, index } = surface
-  const pinnedTokens = nodes.reduce((sum, node) => sum + (pinned.has(node.seq) ? node.tokens : 0), 0)
+  let pinnedTokens = 0
+  for (const seq of pinned) {
+    const at = index.get(seq)
+    if (at !== undefined) pinnedTokens += (nodes[at] as PolicyNode).tokens
+  }
   const kernelTokens = headerTokens + pinnedTokens
   const recentBudget = Math.max(0, budget.recent - Math.max(0, kernelTokens - budget.kernel))
 
   const carried = validState(surface, previous)
   let boundary = carried ? index.get(previous.boundary) as number : 0
   let advanced = !carried
-  const recent = recentFrom[boundary] as number
+  const recent = recentFrom(boundary)
   if (recent > recentBudget) {
     const moved = advance(surface, boundary, Math.max(recent - recentBudget, block))
     advanced ||= moved !== boundary
@@ -312,7 +357,7 @@ export function selectContext(input: PolicyInput, config: PolicyConfig, previous
 
   const keptTokens = (seqs: readonly number[]): number =>
     seqs.reduce((sum, seq) => sum + (pinned.has(seq) ? 0 : (nodes[index.get(seq) as number] as PolicyNode).tokens), 0)
-  const fixed = (at: number): number => kernelTokens + (recentFrom[at] as number)
+  const fixed = (at: number): number => kernelTokens + recentFrom(at)
   if (fixed(boundary) + keptTokens(kept) > budget.input) {
     while (fixed(boundary) > budget.input) {
       const next = advance(surface, boundary, Math.max(fixed(boundary) - budget.input, block))
@@ -323,15 +368,21 @@ export function selectContext(input: PolicyInput, config: PolicyConfig, previous
     advanced = true
   }
 
-  const chosen = new Set<number>([...pinned, ...kept])
+  const before = new Set<number>()
+  for (const seq of [...pinned, ...kept]) {
+    const at = index.get(seq)
+    if (at !== undefined && at < boundary) before.add(at)
+  }
   const include: number[] = []
   let tokens = headerTokens
-  nodes.forEach((node, i) => {
-    if (i < boundary && !chosen.has(node.seq)) return
+  const send = (at: number): void => {
+    const node = nodes[at] as PolicyNode
     include.push(node.seq)
     tokens += node.tokens
-  })
+  }
+  for (const at of [...before].sort((a, b) => a - b)) send(at)
+  const keptBefore = [...include]
+  for (let at = boundary; at < nodes.length; at++) send(at)
   const boundarySeq = (nodes[boundary] as PolicyNode).seq
-  const keptBefore = include.filter(seq => (index.get(seq) as number) < boundary)
   return result(include, { boundary: boundarySeq, kept: keptBefore }, advanced, tokens)
 }

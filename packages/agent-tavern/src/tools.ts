@@ -6,23 +6,24 @@
  */
 
 import type { ContentBlock } from '@deepseek-ai/dsh-llm'
-import type { Session } from '@deepseek-ai/dsh-session'
+import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import type { ToolDefinition } from '@deepseek-ai/dsh-tools'
 import type { ParameterSchemaSpec } from '@deepseek-ai/dsh-tools'
 import { defineTool } from '@deepseek-ai/dsh-tools'
-import type { ToolLimits } from './config.ts'
+import type { Config } from './config.ts'
+import { logOf } from './host-log.ts'
 import type { HistoryRange } from './log.ts'
 import { readHistory, searchHistory, transcript } from './log.ts'
-import type { LoreEntry } from './lore.ts'
 import { searchLore } from './lore.ts'
 import type { MemoryRecord } from './memory.ts'
-import { isActive, logTime, MEMORY_SCOPES, MEMORY_TOOLS, memoryRecords, searchMemory } from './memory.ts'
+import { currentScene, isActive, logTime, MEMORY_SCOPES, MEMORY_TOOLS, memoryRecords, searchMemory } from './memory.ts'
 
 /** Tool names, as the model calls them. */
 export const TOOL_NAMES = {
   historySearch: 'tavern_history_search',
   historyRead: 'tavern_history_read',
   loreSearch: 'tavern_lore_search',
+  sceneGet: 'tavern_scene_get',
   memoryWrite: MEMORY_TOOLS.write,
   memorySearch: MEMORY_TOOLS.search,
   memoryRead: MEMORY_TOOLS.read,
@@ -58,7 +59,11 @@ const RECORD = {
   createdAt: { type: 'string', required: true },
   updatedAt: { type: 'string', required: true },
   expiresAt: { type: 'string' },
+  revision: { type: 'string', required: true },
 } as const
+const REVISION = { type: 'string', required: true, description: 'The revision memory_read, memory_search or the last change returned.' } as const
+/** What a write or an update returns: the id and the record's new revision. */
+const CHANGED = { id: { type: 'string', required: true }, revision: { type: 'string', required: true } } as const
 
 /** A closed object schema. */
 function record<const P extends ParameterSchemaSpec>(properties: P): { type: 'object'; additionalProperties: false; properties: P } {
@@ -71,7 +76,7 @@ function listOf<const P extends ParameterSchemaSpec>(properties: P): { type: 'ar
 }
 
 function currentTurn(session: Session): number {
-  return session.events.findLast(event => event.type === 'turn/start')?.data.turn ?? 0
+  return logOf(session).findLast(event => event.type === 'turn/start')?.data.turn ?? 0
 }
 
 /** Reject importance or confidence outside [0, 1] and an unparsable expiry. */
@@ -85,19 +90,37 @@ function checkFields(args: { importance?: number; confidence?: number; expiresAt
 
 /** The active record with an id, else a model-readable error naming why not. */
 function activeRecord(session: Session, id: string): MemoryRecord {
-  const record = memoryRecords(session.events).get(id)
+  const record = memoryRecords(logOf(session)).get(id)
   if (record === undefined) throw new Error(`no memory has id ${JSON.stringify(id)}`)
   if (record.forgottenAt !== undefined) throw new Error(`memory ${JSON.stringify(id)} was forgotten`)
-  if (!isActive(record, logTime(session.events))) throw new Error(`memory ${JSON.stringify(id)} expired`)
+  if (!isActive(record, logTime(logOf(session)))) throw new Error(`memory ${JSON.stringify(id)} expired`)
   return record
+}
+
+/** The active record with an id at the revision a change names, else a model-readable error. */
+function currentRecord(session: Session, id: string, revision: string): MemoryRecord {
+  const record = activeRecord(session, id)
+  if (record.revision !== revision) throw new Error(`memory ${JSON.stringify(id)} changed: it is at revision ${record.revision}, not ${JSON.stringify(revision)}; read it again with memory_read`)
+  return record
+}
+
+/**
+ * The id and revision a record will have once this call succeeds: the fold of the log with the call's result.
+ * @param session - the session.
+ * @param id - the record.
+ * @param callId - the running call.
+ */
+function changed(session: Session, id: string, callId: string): { id: string; revision: string } {
+  const succeeded = { type: 'tool/result', data: { message: { source: { callId }, content: [] } } } as unknown as SessionEvent
+  return { id, revision: (memoryRecords([...logOf(session), succeeded]).get(id) as MemoryRecord).revision }
 }
 
 const iso = (at: number): string => new Date(at).toISOString()
 
 /** A record as the memory tools return it. */
-function recordView(record: MemoryRecord): { id: string; text: string; tags: string[]; scope: string; importance: number; confidence: number; turn: number; createdAt: string; updatedAt: string; expiresAt?: string } {
-  const { id, text, tags, scope, importance, confidence, turn, createdAt, updatedAt, expiresAt } = record
-  return { id, text, tags: [...tags], scope, importance, confidence, turn, createdAt: iso(createdAt), updatedAt: iso(updatedAt), ...expiresAt === undefined ? {} : { expiresAt: iso(expiresAt) } }
+function recordView(record: MemoryRecord): { id: string; text: string; tags: string[]; scope: string; importance: number; confidence: number; turn: number; createdAt: string; updatedAt: string; expiresAt?: string; revision: string } {
+  const { id, text, tags, scope, importance, confidence, turn, createdAt, updatedAt, expiresAt, revision } = record
+  return { id, text, tags: [...tags], scope, importance, confidence, turn, createdAt: iso(createdAt), updatedAt: iso(updatedAt), ...expiresAt === undefined ? {} : { expiresAt: iso(expiresAt) }, revision }
 }
 
 function rangeOf(args: { fromSeq?: number; toSeq?: number; fromTurn?: number; toTurn?: number }): HistoryRange {
@@ -112,11 +135,11 @@ function rangeOf(args: { fromSeq?: number; toSeq?: number; fromTurn?: number; to
 /**
  * The AgentTavern tools for one agent's session.
  * @param session - the agent's session; every call reads its log.
- * @param limits - result limits.
- * @param lore - the world-info entries.
+ * @param config - result limits, the world-info entries and the opening scene.
  * @returns registry-ready definitions.
  */
-export function tavernTools(session: Session, limits: ToolLimits, lore: readonly LoreEntry[]): ToolDefinition[] {
+export function tavernTools(session: Session, config: Pick<Config, 'tools' | 'lore' | 'scene'>): ToolDefinition[] {
+  const { tools: limits, lore: { entries: lore } } = config
   const cap = (limit: number | undefined): number => Math.min(limit ?? limits.searchLimit, limits.searchLimit)
   return [
     defineTool({
@@ -136,7 +159,7 @@ export function tavernTools(session: Session, limits: ToolLimits, lore: readonly
       },
       isConcurrencySafe: () => true,
       execute(args) {
-        const found = searchHistory(transcript(session.events), args.query, { limit: cap(args.limit), snippetChars: limits.snippetChars, beforeTurn: currentTurn(session) })
+        const found = searchHistory(transcript(logOf(session)), args.query, { limit: cap(args.limit), snippetChars: limits.snippetChars, beforeTurn: currentTurn(session) })
         return Promise.resolve({ hits: found.hits.map(hit => ({ ...hit })), truncated: found.truncated, sourceCount: found.sourceCount })
       },
     }),
@@ -158,7 +181,7 @@ export function tavernTools(session: Session, limits: ToolLimits, lore: readonly
       },
       isConcurrencySafe: () => true,
       execute(args) {
-        const read = readHistory(transcript(session.events), rangeOf(args), limits.readMaxChars)
+        const read = readHistory(transcript(logOf(session)), rangeOf(args), limits.readMaxChars)
         return Promise.resolve({ entries: read.entries.map(entry => ({ ...entry })), truncated: read.truncated })
       },
     }),
@@ -184,14 +207,28 @@ export function tavernTools(session: Session, limits: ToolLimits, lore: readonly
       },
     }),
     defineTool({
+      name: TOOL_NAMES.sceneGet,
+      description: 'Read the current scene: the newest "scene" memory, else the opening scene.',
+      parameters: {},
+      output: {
+        schema: record({ scene: { type: 'string', required: true }, memoryId: { type: 'string', description: 'The scene memory, when one holds it.' } }),
+        render: json,
+      },
+      isConcurrencySafe: () => true,
+      execute() {
+        const { text, id } = currentScene(logOf(session), config.scene)
+        return Promise.resolve({ scene: text, ...id === undefined ? {} : { memoryId: id } })
+      },
+    }),
+    defineTool({
       name: TOOL_NAMES.memoryWrite,
       description: 'Keep a memory about the story (a fact, a promise, the current scene). Tag "fact" memories appear in the facts context; the newest "scene" memory is the current scene.',
       parameters: { text: { type: 'string', required: true }, ...FIELDS },
-      output: { schema: record({ id: { type: 'string', required: true } }), render: json },
+      output: { schema: record(CHANGED), render: json },
       async execute(args, exec) {
         checkFields(args)
         if (args.text.trim().length === 0) throw new Error('text is empty')
-        return { id: String(exec.callId) }
+        return changed(session, String(exec.callId), String(exec.callId))
       },
     }),
     defineTool({
@@ -213,11 +250,11 @@ export function tavernTools(session: Session, limits: ToolLimits, lore: readonly
       },
       isConcurrencySafe: () => true,
       execute(args) {
-        const found = searchMemory(memoryRecords(session.events).values(), {
+        const found = searchMemory(memoryRecords(logOf(session)).values(), {
           query: args.query,
           limit: cap(args.limit),
           maxChars: limits.readMaxChars,
-          now: logTime(session.events),
+          now: logTime(logOf(session)),
           ...args.scope === undefined ? {} : { scope: args.scope },
           ...args.tags === undefined ? {} : { tags: args.tags },
         })
@@ -240,22 +277,22 @@ export function tavernTools(session: Session, limits: ToolLimits, lore: readonly
     }),
     defineTool({
       name: TOOL_NAMES.memoryUpdate,
-      description: 'Correct a memory: give its id and the fields that change.',
-      parameters: { id: ID, text: { type: 'string' }, ...FIELDS },
-      output: { schema: record({ id: { type: 'string', required: true } }), render: json },
-      async execute(args) {
+      description: 'Correct a memory: give its id, the revision you last read, and the fields that change. A memory changed since that revision is refused: read it again first.',
+      parameters: { id: ID, revision: REVISION, text: { type: 'string' }, ...FIELDS },
+      output: { schema: record(CHANGED), render: json },
+      async execute(args, exec) {
         checkFields(args)
-        activeRecord(session, args.id)
-        return { id: args.id }
+        currentRecord(session, args.id, args.revision)
+        return changed(session, args.id, String(exec.callId))
       },
     }),
     defineTool({
       name: TOOL_NAMES.memoryForget,
-      description: 'Forget a memory that no longer holds. It stays in the story log, marked forgotten.',
-      parameters: { id: ID },
+      description: 'Forget a memory that no longer holds: give its id and the revision you last read. It stays in the story log, marked forgotten.',
+      parameters: { id: ID, revision: REVISION },
       output: { schema: record({ id: { type: 'string', required: true }, forgotten: { type: 'boolean', required: true } }), render: json },
       async execute(args) {
-        activeRecord(session, args.id)
+        currentRecord(session, args.id, args.revision)
         return { id: args.id, forgotten: true }
       },
     }),

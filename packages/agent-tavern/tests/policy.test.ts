@@ -7,7 +7,7 @@ import { assertPolicyConfig, budgetFor, policyRevision, selectContext } from '..
 const config: PolicyConfig = {
   shares: { kernel: 0.05, recent: 0.2, retrieved: 0.05, reply: 0.1 },
   blockTokens: 300,
-  weights: { relevance: 100, importance: 10, freshness: 1 },
+  weights: { relevance: 100, importance: 10, freshness: 1, credibility: 5 },
 }
 
 /** One generated turn: a user message, an optional context snapshot, tool units, a reply. */
@@ -27,9 +27,9 @@ class Surface {
 
   add(turn: TurnSpec): number[] {
     const added: number[] = []
-    const push = (node: Omit<PolicyNode, 'seq'>): number => {
+    const push = (node: Omit<PolicyNode, 'seq' | 'credibility'> & { credibility?: number }): number => {
       this.seq += 1 + (this.seq % 3)
-      this.nodes.push({ ...node, seq: this.seq })
+      this.nodes.push({ credibility: node.turnStart ? 1 : 0.5, ...node, seq: this.seq })
       added.push(this.seq)
       return this.seq
     }
@@ -113,6 +113,22 @@ describe('selectContext', () => {
     expect(include).toEqual(expect.arrayContaining(newestSnapshots(surface.nodes)))
     expect(include.at(-1)).toBe(surface.nodes.at(-1)!.seq)
     expect(budget).toEqual({ kernel: 500, recent: 2000, retrieved: 500, input: 9000 })
+  })
+
+  it('ranks by source credibility: the user\'s own line outranks an equally relevant, fresher reply when only one fits', () => {
+    const surface = new Surface()
+    surface.add({ userTokens: 20, words: ['harbor'], snapshot: undefined, tools: [], replyTokens: 20 })
+    const said = surface.add({ userTokens: 480, words: ['lantern'], snapshot: undefined, tools: [], replyTokens: 20 })[0] as number
+    const replied = surface.add({ userTokens: 20, words: ['rope', 'lantern'], snapshot: undefined, tools: [], replyTokens: 480 }).at(-1) as number
+    for (let i = 0; i < 12; i++) surface.add({ userTokens: 20, words: ['rope'], snapshot: undefined, tools: [], replyTokens: 200 })
+    surface.add({ userTokens: 20, words: ['lantern'], snapshot: undefined, tools: [], replyTokens: 200 })
+    const input = { ...surface.input(10_000), requiredSeqs: [surface.nodes.at(-1)!.seq], query: ['lantern'] }
+    const credible = selectContext(input, config).include
+    expect(credible).toContain(said)
+    expect(credible).not.toContain(replied)
+    const blind = selectContext(input, { ...config, weights: { ...config.weights, credibility: 0 } }).include
+    expect(blind).toContain(replied)
+    expect(blind).not.toContain(said)
   })
 
   it('starts a new epoch when a compaction removed the boundary node', () => {

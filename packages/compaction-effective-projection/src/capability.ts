@@ -9,6 +9,18 @@ import type { Context } from '@deepseek-ai/cordis'
 export const PROJECTION_AWARE_COMPACTION = 1
 
 /**
+ * What the `compaction` service visible from `ctx` replaces a compacted span with.
+ * @param ctx - any context of the app, or of the realm whose compaction service is asked about.
+ * @returns this package's engine's `summary`; `'model'` for any other compaction service (DSH's basic engine asks a
+ *   model), undefined for none.
+ */
+export function compactionSummary(ctx: Context): 'model' | 'reference' | undefined {
+  const compaction = ctx.get('compaction') as { policy?: { summary?: unknown } } | undefined
+  if (compaction === undefined) return undefined
+  return compaction.policy?.summary === 'reference' ? 'reference' : 'model'
+}
+
+/**
  * Whether the `compaction` service visible from `ctx` judges pressure on the `agent/context` projection: true only
  * for this package's engine with `measure: 'projection'`, which loads only on a loop with the seam.
  * @param ctx - any context of the app, or of the realm whose compaction service is asked about.

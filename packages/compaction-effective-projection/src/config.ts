@@ -22,18 +22,31 @@ export type PressurePolicy =
   /** Only a provider-confirmed context overflow compacts (then retries). */
   | 'overflow-only'
 
-/** Plugin config: every `BasicCompactionConfig` key, plus `measure` and `pressure`. */
+/** What replaces a compacted span. */
+export type SummaryKind =
+  /** A summary the basic engine asks a model for (DSH's default). */
+  | 'model'
+  /** No model call: a fixed text naming the span's seqs and how to fetch it ({@link referenceText}). */
+  | 'reference'
+
+/** Plugin config: every `BasicCompactionConfig` key, plus `measure`, `pressure`, `summary` and `referenceHint`. */
 export interface ProjectionCompactionConfig extends BasicCompactionConfig {
   /** Defaults to `'projection'`. */
   measure?: PressureMeasure
   /** Defaults to `'auto'`. */
   pressure?: PressurePolicy
+  /** Defaults to `'model'`. */
+  summary?: SummaryKind
+  /** With `summary: 'reference'`: how to fetch the span, appended to the reference; `{start}` and `{end}` become its seqs. */
+  referenceHint?: string
 }
 
-/** The resolved `measure` and `pressure` of one engine. */
+/** The resolved `measure`, `pressure`, `summary` and `referenceHint` of one engine. */
 export interface ProjectionPolicy {
   readonly measure: PressureMeasure
   readonly pressure: PressurePolicy
+  readonly summary: SummaryKind
+  readonly referenceHint: string
 }
 
 /** The plugin's schemastery schema: DSH's basic compaction schema intersected with `measure` and `pressure`. */
@@ -44,10 +57,13 @@ export const ProjectionCompactionConfig: z<ProjectionCompactionConfig> = z.inter
       .description('Measure step pressure on the projected request (projection) or on the full surface (surface).'),
     pressure: z.union(['auto', 'overflow-only'] as const)
       .description('Compact on pressure (auto), or only after a provider context overflow (overflow-only).'),
+    summary: z.union(['model', 'reference'] as const)
+      .description('Replace a compacted span with a model summary (model) or, with no model call, a reference naming its seqs (reference).'),
+    referenceHint: z.string().description('With summary: reference, how to fetch the span; {start} and {end} become its seqs.'),
   }),
 ])
 
-/** A `measure` or `pressure` value that is not allowed, or that the running loop cannot serve. */
+/** A `measure`, `pressure`, `summary` or `referenceHint` value that is not allowed, or that the running loop cannot serve. */
 export class ProjectionCompactionConfigError extends Error {
   override readonly name = 'ProjectionCompactionConfigError'
 
@@ -63,6 +79,7 @@ export class ProjectionCompactionConfigError extends Error {
 
 const MEASURES: readonly PressureMeasure[] = ['projection', 'surface']
 const POLICIES: readonly PressurePolicy[] = ['auto', 'overflow-only']
+const SUMMARIES: readonly SummaryKind[] = ['model', 'reference']
 
 function oneOf<T extends string>(key: keyof ProjectionPolicy, value: unknown, allowed: readonly T[]): T {
   if (!allowed.includes(value as T)) {
@@ -76,12 +93,13 @@ function oneOf<T extends string>(key: keyof ProjectionPolicy, value: unknown, al
  * validates.
  * @param config - the plugin config.
  * @returns the policy and the remaining `BasicCompactionConfig`.
- * @throws {ProjectionCompactionConfigError} when `measure` or `pressure` is not an allowed value.
+ * @throws {ProjectionCompactionConfigError} when `measure`, `pressure` or `summary` is not an allowed value.
  */
 export function resolveProjectionConfig(config: ProjectionCompactionConfig): { policy: ProjectionPolicy; basic: BasicCompactionConfig } {
-  const { measure = 'projection', pressure = 'auto', ...basic } = config
+  const { measure = 'projection', pressure = 'auto', summary = 'model', referenceHint = '', ...basic } = config
+  if (typeof referenceHint !== 'string') throw new ProjectionCompactionConfigError('referenceHint', referenceHint, 'must be a string')
   return {
-    policy: { measure: oneOf('measure', measure, MEASURES), pressure: oneOf('pressure', pressure, POLICIES) },
+    policy: { measure: oneOf('measure', measure, MEASURES), pressure: oneOf('pressure', pressure, POLICIES), summary: oneOf('summary', summary, SUMMARIES), referenceHint },
     basic,
   }
 }

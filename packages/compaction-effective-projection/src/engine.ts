@@ -3,8 +3,8 @@
  * @module @dsh-context/compaction-effective-projection/engine
  */
 
-import type { Context, Events } from '@deepseek-ai/cordis'
-import type { Agent, ContextSelection } from '@deepseek-ai/dsh-agent'
+import type { Context } from '@deepseek-ai/cordis'
+import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { CompactionResult, CompactionTrigger } from '@deepseek-ai/dsh-compaction'
 import { toolPairingBalancedAfter, toolPairingBalancedBefore } from '@deepseek-ai/dsh-compaction'
 import type { ResolvedCompactSpec } from '@deepseek-ai/dsh-compaction-basic'
@@ -22,23 +22,24 @@ import {
   checkProjection,
   contextNodes,
   NodeIndex,
-  normalizeOffer,
   pendingRequiredSeqs,
   sessionEventAt,
-  surfaceMark,
 } from '@dsh-context/agent-context'
-import { hasAgentContextSeam } from '@dsh-context/agent-loop-patch'
+import type { JudgedSelection } from '@dsh-context/agent-loop-patch'
+import { hasAgentContextSeam, judgeSelections } from '@dsh-context/agent-loop-patch'
 // Type-only: the `ctx.tokenMeter` Context declaration.
 import type {} from '@deepseek-ai/dsh-token-meter'
 import { calibrationFactor, requestEnvelope, UsageCalibration } from './calibration.ts'
 import { PROJECTION_AWARE_COMPACTION } from './capability.ts'
 import type { ProjectionPolicy } from './config.ts'
 import { ProjectionCompactionConfig, ProjectionCompactionConfigError, resolveProjectionConfig } from './config.ts'
-import { hasForeignContextListener, ownedContext } from './listeners.ts'
+import { hasProjectedRequests } from './listeners.ts'
 import type { ProjectedRange } from './region.ts'
-import { selectProjectedRange, sentAfterReplacement } from './region.ts'
+import { referenceText, selectProjectedRange, sentAfterReplacement } from './region.ts'
 
-type ContextPayload = Parameters<Events['agent/context']>[0]
+/** The basic engine's summarizer types, which its package index does not export. */
+type SummarizationInput = Parameters<BasicCompactionEngine['summarize']>[0]
+type SummaryResult = Awaited<ReturnType<BasicCompactionEngine['summarize']>>
 
 function requestTarget(agent: Agent): Pick<LlmCallConfig, 'provider' | 'model'> | undefined {
   const routed = agent.session.requestHeader()?.config
@@ -53,9 +54,10 @@ function requestTarget(agent: Agent): Pick<LlmCallConfig, 'provider' | 'model'> 
 /**
  * A `BasicCompactionEngine` whose step pressure, for agents with an `agent/context` listener, is the price of the
  * request about to be sent: system, tools and the nodes the projection includes, priced by `ctx.tokenMeter` and
- * calibrated by the provider usage of the request that usage answered. It compacts only spans that request sends,
- * from an outermost `agent/context` listener, so the host re-projects the replaced surface before building the
- * request. Agents without such a listener, and `measure: 'surface'`, get the basic engine unchanged.
+ * calibrated by the provider usage of the request that usage answered. It judges the host's final, normalized
+ * selection ({@link judgeSelections}: after the whole waterfall, whatever order listeners were registered in) and
+ * compacts only spans that request sends, so the host re-projects the replaced surface before building the request.
+ * Agents without such a listener, and `measure: 'surface'`, get the basic engine unchanged.
  */
 export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   static override inject = [...BasicCompactionEngine.inject, 'agentLoop']
@@ -67,11 +69,9 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   readonly policy: ProjectionPolicy
 
   private readonly calibrations = new WeakMap<Session, UsageCalibration>()
-  /** Log length when an `agent/context` pass ended with a moved surface: the host's one recompute comes next. */
-  private readonly movedAt = new WeakMap<Session, number>()
   private readonly warnedTargets = new Set<string>()
-  /** Identifies this engine's own `agent/context` listener (cordis may hand out proxies of `this`). */
-  private readonly listenerOwner = {}
+  /** The span each agent's running compaction replaces, for a `summary: 'reference'` text. */
+  private readonly spans = new WeakMap<Agent, { start: number; end: number }>()
 
   /**
    * @param ctx - the plugin context.
@@ -88,7 +88,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     this.policy = policy
     this.projectionAware = policy.measure === 'projection' ? PROJECTION_AWARE_COMPACTION : 0
     if (this.config.auto && this.projectionAware === PROJECTION_AWARE_COMPACTION && policy.pressure === 'auto') {
-      ownedContext(ctx, this.listenerOwner).on('agent/context', (payload, next) => this.onContext(payload, next), { prepend: true })
+      judgeSelections(ctx, selection => this.judge(selection))
     }
   }
 
@@ -118,35 +118,50 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     return super.compactIfNeeded(agent, trigger, signal)
   }
 
-  private projects(agent: Agent): boolean {
-    return this.projectionAware === PROJECTION_AWARE_COMPACTION && hasForeignContextListener(agent, this.listenerOwner)
-  }
-
-  /** The outermost `agent/context` listener: judge the other listeners' result, compacting at most in the first pass. */
-  private async onContext(payload: ContextPayload, next: () => Promise<ContextSelection>): Promise<ContextSelection> {
-    const { session } = payload.agent
-    const recompute = this.movedAt.get(session) === session.seq
-    this.movedAt.delete(session)
-    const offered = surfaceMark(session.surface)
-    const selection = await next()
-    if (surfaceMark(session.surface) === offered && !payload.signal.aborted && this.projects(payload.agent)) {
-      await this.warnOnFailure(() => this.relieveProjectedPressure(payload, selection, recompute))
-    }
-    if (surfaceMark(session.surface) !== offered) this.movedAt.set(session, session.seq)
-    return selection
-  }
-
-  private async relieveProjectedPressure(payload: ContextPayload, selection: ContextSelection, recompute: boolean): Promise<void> {
-    const { agent, signal } = payload
-    const { session } = agent
-    let sent: ReadonlySet<number>
+  /**
+   * Every compaction goes through here (pressure, overflow, `compactNow`); the span is kept for {@link summarize}.
+   * @param start - inclusive first surface-node seq.
+   * @param end - inclusive last surface-node seq.
+   * @param agent - owner of the session.
+   * @param signal - cancellation.
+   * @returns the compaction.
+   */
+  override async compactRegion(start: number, end: number, agent: Agent, signal?: AbortSignal): Promise<CompactionResult> {
+    this.spans.set(agent, { start, end })
     try {
-      const index = NodeIndex.forSession(payload.nodes, session)
-      sent = new Set(normalizeOffer(String(agent.id), () => session.events, index, payload.requiredSeqs, selection).include)
-    } catch {
-      // An invalid selection: the host rejects it with its own AgentContextError once this listener returns.
-      return
+      return await super.compactRegion(start, end, agent, signal)
+    } finally {
+      this.spans.delete(agent)
     }
+  }
+
+  /**
+   * `summary: 'model'`: the basic engine's model call. `summary: 'reference'`: no model call, the span's
+   * {@link referenceText}.
+   * @param input - the span's messages and the conversation's system prompt and tools.
+   * @param agent - owner of the session.
+   * @param signal - cancellation.
+   * @returns the summary blocks and their envelope.
+   */
+  protected override async summarize(input: SummarizationInput, agent: Agent, signal?: AbortSignal): Promise<SummaryResult> {
+    const span = this.spans.get(agent)
+    if (this.policy.summary === 'model' || span === undefined) return super.summarize(input, agent, signal)
+    return { summary: [{ type: 'text' as const, text: referenceText({ ...span, messages: input.messages.length }, this.policy.referenceHint) }], provider: 'reference', model: 'reference' }
+  }
+
+  private projects(agent: Agent): boolean {
+    return this.projectionAware === PROJECTION_AWARE_COMPACTION && hasProjectedRequests(agent)
+  }
+
+  /** Judge the host's final selection, compacting at most before the host's recompute pass. */
+  private async judge(selection: JudgedSelection): Promise<void> {
+    if (!selection.signal.aborted && this.projects(selection.agent)) await this.warnOnFailure(() => this.relieveProjectedPressure(selection))
+  }
+
+  private async relieveProjectedPressure(payload: JudgedSelection): Promise<void> {
+    const { agent, signal, final: recompute } = payload
+    const { session } = agent
+    let sent: ReadonlySet<number> = new Set(payload.include)
     const spec = await this.pressureSpec(agent, signal)
     if (spec === undefined) return
     const header = this.ctx.tokenMeter.estimateHeader(requestEnvelope(payload.system, payload.tools))

@@ -4,6 +4,19 @@
  * @module @dsh-context/compaction-effective-projection/region
  */
 
+/**
+ * The text that stands for a compacted span when no model summarizes it: which seqs it held, that the log keeps them
+ * word for word, and the deployment's hint on how to fetch them.
+ * @param span - the span's first and last seq and its message count.
+ * @param hint - `referenceHint`; `{start}` and `{end}` become the seqs.
+ * @returns one paragraph, the same for the same span and hint.
+ */
+export function referenceText(span: { readonly start: number; readonly end: number; readonly messages: number }, hint: string): string {
+  const head = `Earlier conversation (session seqs ${span.start}-${span.end}, ${span.messages} messages) is not shown here; the session log keeps it word for word.`
+  const fetch = hint.replaceAll('{start}', String(span.start)).replaceAll('{end}', String(span.end)).trim()
+  return fetch.length === 0 ? head : `${head} ${fetch}`
+}
+
 /** A surface node and its token price under the meter's heuristic. */
 export interface PricedNode {
   readonly seq: number

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { PricedNode, ProjectedRegionInput } from '../src/region.ts'
-import { selectProjectedRange, sentAfterReplacement } from '../src/region.ts'
+import { referenceText, selectProjectedRange, sentAfterReplacement } from '../src/region.ts'
 
 /** A surface of plain nodes and tool units (an assistant call node followed by its result nodes). */
 interface Surface {
@@ -138,5 +138,12 @@ describe('selectProjectedRange', () => {
 describe('sentAfterReplacement', () => {
   it('drops the shadowed seqs and adds the replacement', () => {
     expect([...sentAfterReplacement(new Set([3, 4, 5, 9]), [4, 5], 12)]).toEqual([3, 9, 12])
+  })
+})
+
+describe('referenceText', () => {
+  it('names the span, says the log keeps it, and fills the hint\'s seqs', () => {
+    expect(referenceText({ start: 12, end: 40, messages: 9 }, 'Read {start} to {end}.')).toBe('Earlier conversation (session seqs 12-40, 9 messages) is not shown here; the session log keeps it word for word. Read 12 to 40.')
+    expect(referenceText({ start: 1, end: 2, messages: 2 }, '')).toBe('Earlier conversation (session seqs 1-2, 2 messages) is not shown here; the session log keeps it word for word.')
   })
 })

@@ -8,7 +8,7 @@
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
 import type { ProjectionViolationCode } from './errors.ts'
-import { ReplayError } from './errors.ts'
+import { isValidRevision, ReplayError, REVISION_RULE } from './errors.ts'
 import type { NodeIndex } from './nodes.ts'
 import { isUserInput } from './nodes.ts'
 
@@ -94,7 +94,7 @@ function isEncoded(value: unknown): value is RequestProjection {
   const data = value as Partial<Record<keyof RequestProjection, unknown>>
   return isCount(data.turn) && isCount(data.step) && isCount(data.generation)
     && isCount(data.surfaceNodes) && isCount(data.includedNodes)
-    && (data.revision === undefined || typeof data.revision === 'string')
+    && (data.revision === undefined || isValidRevision(data.revision))
     && (data.stale === undefined || isCount(data.stale))
     && Array.isArray(data.include) && data.include.every(isRun)
 }
@@ -123,7 +123,7 @@ export function projectedMessages(index: NodeIndex, projection: SessionEvent<'re
   const data: unknown = projection.data
   const at = request.seq === undefined ? 'the request' : `the request at seq ${request.seq}`
   if (!isEncoded(data)) {
-    throw new ReplayError('malformed-projection', seq, 'request/projection is not { turn, step, generation, include: [first, last][], surfaceNodes, includedNodes } of non-negative integers')
+    throw new ReplayError('malformed-projection', seq, `request/projection is not { turn, step, generation, include: [first, last][], surfaceNodes, includedNodes } of non-negative integers with an optional revision that is ${REVISION_RULE}`)
   }
   const position = { turn: data.turn, step: data.step, ...data.revision === undefined ? {} : { revision: data.revision } }
   if (data.turn !== request.turn || data.step !== request.step) {

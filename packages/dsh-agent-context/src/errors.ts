@@ -11,26 +11,61 @@ export type AgentContextErrorCode =
   | 'invalid-seq'
   /** `include` names a seq that never was a message-bearing node of this agent's surface. */
   | 'unknown-seq'
-  /** `revision` is present but not a printable string of at most {@link MAX_REVISION_LENGTH} characters. */
+  /** `revision` is present but not a printable string of at most {@link MAX_REVISION_LENGTH} characters ({@link isValidRevision}). */
   | 'invalid-revision'
   /** A listener threw or rejected. */
   | 'listener-failed'
   /** The surface changed while listeners ran, twice in a row. */
   | 'surface-changed'
 
-/** The longest `revision` a listener may return; it is logged with every projected request. */
+/**
+ * The longest `revision` a listener may return, in characters as users count them (grapheme clusters: an emoji, a
+ * flag or a letter with its accents is one); it is logged with every projected request.
+ */
 export const MAX_REVISION_LENGTH = 200
+
+/** The most UTF-16 code units a revision may hold whatever its characters, so one cluster of stacked marks stays short. */
+export const MAX_REVISION_UNITS = MAX_REVISION_LENGTH * 8
+
+/** The revision rule in words, for errors. */
+export const REVISION_RULE = `a printable string of at most ${MAX_REVISION_LENGTH} characters (grapheme clusters; at most ${MAX_REVISION_UNITS} UTF-16 code units)`
 
 const UNPRINTABLE = /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u
 
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+
 /**
- * Whether a listener's `revision` may be logged: a printable string (no control characters, lone surrogates or line
- * separators) of at most {@link MAX_REVISION_LENGTH} characters.
+ * @param text - any string.
+ * @returns its length in grapheme clusters.
+ */
+export function characterCount(text: string): number {
+  let count = 0
+  for (const _ of graphemes.segment(text)) count++
+  return count
+}
+
+/**
+ * Whether a `revision` may be logged: {@link REVISION_RULE} (no control characters, lone surrogates or line
+ * separators). The one rule for the host on write and for log readers on read.
  * @param revision - the untrusted value.
  * @returns true for a valid revision.
  */
 export function isValidRevision(revision: unknown): revision is string {
-  return typeof revision === 'string' && revision.length <= MAX_REVISION_LENGTH && !UNPRINTABLE.test(revision)
+  return typeof revision === 'string' && revision.length <= MAX_REVISION_UNITS && !UNPRINTABLE.test(revision)
+    && (revision.length <= MAX_REVISION_LENGTH || characterCount(revision) <= MAX_REVISION_LENGTH)
+}
+
+/** The most characters of a thrown value's description an error message carries. */
+const MAX_FAILURE_CHARS = 500
+
+/**
+ * {@link describeValue}, cut to {@link MAX_FAILURE_CHARS} characters with the length it had.
+ * @param value - an untrusted value.
+ * @returns a bounded description.
+ */
+export function describeBounded(value: unknown): string {
+  const text = describeValue(value)
+  return text.length <= MAX_FAILURE_CHARS ? text : `${text.slice(0, MAX_FAILURE_CHARS)}… (${text.length} characters)`
 }
 
 /**
@@ -47,7 +82,9 @@ export class AgentContextError extends Error {
    * @param revision - the listener's `revision`, when it supplied a valid one.
    * @param values - the offending values, at most the first eight are shown.
    * @param detail - one sentence on what was wrong.
-   * @param options - the underlying error for `listener-failed` and unreadable results.
+   * @param failure - the thrown value behind `listener-failed` and unreadable results. It is kept on
+   *   {@link AgentContextError.failure}, not as `cause`: DSH logs a failed turn's error with its whole cause chain, and
+   *   the message already names it once, bounded.
    */
   constructor(
     readonly code: AgentContextErrorCode,
@@ -55,10 +92,10 @@ export class AgentContextError extends Error {
     readonly revision: string | undefined,
     readonly values: readonly unknown[],
     detail: string,
-    options?: ErrorOptions,
+    readonly failure?: unknown,
   ) {
     const shown = values.length === 0 ? '' : `: ${values.slice(0, 8).map(describeValue).join(', ')}${values.length > 8 ? `, … (${values.length} in all)` : ''}`
-    super(`agent/context [${code}] for agent ${JSON.stringify(agent)}${revision === undefined ? '' : ` (revision ${JSON.stringify(revision)})`} ${detail}${shown}`, options)
+    super(`agent/context [${code}] for agent ${JSON.stringify(agent)}${revision === undefined ? '' : ` (revision ${JSON.stringify(revision)})`} ${detail}${shown}`)
   }
 }
 

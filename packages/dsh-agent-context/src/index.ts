@@ -8,7 +8,7 @@ export type { ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 export type { RequestProjection } from '@deepseek-ai/dsh-session'
 export { checkProjection } from './check.ts'
 export type { ProjectionViolation, RequestAt } from './check.ts'
-export { AgentContextError, describeValue, isValidRevision, MAX_REVISION_LENGTH, ReplayError } from './errors.ts'
+export { AgentContextError, describeBounded, describeValue, isValidRevision, MAX_REVISION_LENGTH, ReplayError } from './errors.ts'
 export type { AgentContextErrorCode, ProjectionViolationCode, ReplayErrorCode, ReplayPosition } from './errors.ts'
 export {
   appendedNodes,

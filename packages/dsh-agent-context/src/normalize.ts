@@ -5,7 +5,7 @@
  */
 
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { AgentContextError, describeValue, isValidRevision, MAX_REVISION_LENGTH } from './errors.ts'
+import { AgentContextError, characterCount, describeBounded, isValidRevision, MAX_REVISION_UNITS, REVISION_RULE } from './errors.ts'
 import type { NodeIndex } from './nodes.ts'
 import { staleResolver } from './surface.ts'
 
@@ -48,7 +48,7 @@ function read(agent: string, selection: unknown): { include: unknown[]; revision
     }
     ;({ include, revision } = selection as { include?: unknown; revision?: unknown })
     if (revision !== undefined && !isValidRevision(revision)) {
-      throw new AgentContextError('invalid-revision', agent, undefined, [typeof revision === 'string' ? `${revision.slice(0, 40)}${revision.length > 40 ? '…' : ''} (${revision.length} characters)` : revision], `returned a revision that is not a printable string of at most ${MAX_REVISION_LENGTH} characters`)
+      throw new AgentContextError('invalid-revision', agent, undefined, [typeof revision === 'string' ? `${revision.slice(0, 40)}${revision.length > 40 ? '…' : ''} (${revisionSize(revision)})` : revision], `returned a revision that is not ${REVISION_RULE}`)
     }
     if (!Array.isArray(include)) {
       throw new AgentContextError('invalid-selection', agent, revision, [include], 'returned an include that is not an array')
@@ -56,14 +56,19 @@ function read(agent: string, selection: unknown): { include: unknown[]; revision
     return { include: Array.from(include as unknown[]), revision: revision }
   } catch (error: unknown) {
     if (error instanceof AgentContextError) throw error
-    throw new AgentContextError('invalid-selection', agent, undefined, [], `returned a result that cannot be read (${describeValue(error)})`, { cause: error })
+    throw new AgentContextError('invalid-selection', agent, undefined, [], `returned a result that cannot be read (${describeBounded(error)})`, error)
   }
+}
+
+/** A refused revision's size in the unit that refused it. */
+function revisionSize(revision: string): string {
+  return revision.length > MAX_REVISION_UNITS ? `${revision.length} UTF-16 code units` : `${characterCount(revision)} characters`
 }
 
 /**
  * Validate and normalize one `agent/context` result. The result must be an object whose `include` is an array of
  * safe non-negative integers and whose `revision`, if present, is a printable string of at most
- * {@link MAX_REVISION_LENGTH} characters. A seq a compaction replaced resolves to its replacement or is dropped (counted
+ * {@link MAX_REVISION_LENGTH} characters as users count them (`isValidRevision`). A seq a compaction replaced resolves to its replacement or is dropped (counted
  * in `stale`); a seq that never was a node is refused. Then duplicates go, `requiredSeqs` join, tool units close, the
  * nearest user input joins when the first node is not one ({@link NodeIndex.close}), and surface order is restored.
  * @param input - the surface and required seqs the listeners were offered.

@@ -15,8 +15,8 @@ export interface ScriptedAdapterOptions {
   readonly script?: ScriptEntry[]
   /** Reply used when the script is exhausted; without it an exhausted script throws. */
   readonly fallback?: ScriptEntry
-  /** The route's context window reported by `resolveModel`. */
-  readonly contextWindow?: number
+  /** The route's context window reported by `resolveModel`, or one per model. */
+  readonly contextWindow?: number | ((model: string) => number)
 }
 
 /** The adapter surface tests read. */
@@ -40,7 +40,7 @@ export function scriptedAdapter(dsh: DshModules, options: ScriptedAdapterOptions
     readonly script: ScriptEntry[] = [...options.script ?? []]
 
     override resolveModel(provider: string, model: string): Promise<LlmResolvedModelInfo> {
-      return Promise.resolve({ provider, id: model, name: model, context: { contextWindow } })
+      return Promise.resolve({ provider, id: model, name: model, context: { contextWindow: typeof contextWindow === 'number' ? contextWindow : contextWindow(model) } })
     }
 
     async * stream(request: GenerateOptions): AsyncIterable<StreamChunk> {

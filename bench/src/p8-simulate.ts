@@ -1,7 +1,7 @@
 /**
- * P7: `dsh-context simulate` is linear in the log: reading a recorded log and replaying every request under the
+ * P8: `dsh-context simulate` is linear in the log: reading a recorded log and replaying every request under the
  * keep-last-turns policy beside the recorded selection, at 4× steps in turns.
- * @module bench/p7-simulate
+ * @module bench/p8-simulate
  */
 
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
@@ -23,11 +23,11 @@ const POLICY = fileURLToPath(import.meta.resolve('@dsh-context/context-policies/
 /**
  * @param quick - logs of 250 and 1,000 turns.
  * @param log - progress sink.
- * @returns the P7 section.
+ * @returns the P8 section.
  */
 export async function benchSimulate(quick: boolean, log: (line: string) => void): Promise<Section> {
   const sizes = quick ? [250, 1_000] : [1_000, 4_000, 16_000]
-  const dir = mkdtempSync(join(tmpdir(), 'bench-p7-simulate-'))
+  const dir = mkdtempSync(join(tmpdir(), 'bench-p8-simulate-'))
   try {
     const files = await recordLogs(dir, sizes, log)
     const policy = await loadPolicy(POLICY)
@@ -47,7 +47,7 @@ export async function benchSimulate(quick: boolean, log: (line: string) => void)
       }
       const ms = median(times)
       const [events, requests, recordedTokens, replayedTokens] = figures
-      log(`P7 ${size} turns: ${significant(ms / 1000)} s`)
+      log(`P8 ${size} turns: ${significant(ms / 1000)} s`)
       points.push({ size, bytes: statSync(path).size, requests, events, ms, tokens: [recordedTokens, replayedTokens] })
     }
     await dispose()
@@ -57,7 +57,7 @@ export async function benchSimulate(quick: boolean, log: (line: string) => void)
     })
     const worst = Math.max(...growth)
     return {
-      id: 'P7',
+      id: 'P8',
       title: '`dsh-context simulate` on recorded logs',
       method: 'The P3-cli recording (a real patched loop, every third turn calls `echo`, a keep-last-6-nodes listener), '
         + `cut at ${sizes.map(size => size.toLocaleString('en-US')).join(', ')} turns. In process, median of ${RUNS}: `
