@@ -4,7 +4,6 @@
  * @module @dsh-context/agent-loop-patch/host
  */
 
-import type { Context } from '@deepseek-ai/cordis'
 import type { Agent, AgentEventDispatch, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 import type { NodesMark, NormalizedProjection } from '@dsh-context/agent-context'
 import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
@@ -22,7 +21,7 @@ import {
   sessionEventAt,
   surfaceMark,
 } from '@dsh-context/agent-context'
-import { hasContextListener, scopeOf } from './listeners.ts'
+import { hasContextListener } from './listeners.ts'
 
 /**
  * Sessions this host has written a projection for. Without a listener, only they can hold a projection the next
@@ -128,47 +127,6 @@ async function select(agent: Agent, dispatch: AgentEventDispatch, request: Proje
   return selection
 }
 
-/** What a {@link SelectionJudge} is shown: the request about to be sent, as the host will send it. */
-export interface JudgedSelection extends ProjectionRequest {
-  readonly agent: Agent
-  /** The surface nodes the listeners were offered. */
-  readonly nodes: readonly ContextNode[]
-  readonly requiredSeqs: readonly number[]
-  /** Seqs the request sends, in surface order: the waterfall's outermost result after the host's normalization. */
-  readonly include: readonly number[]
-  /**
-   * Whether this is the host's recompute pass: the surface already moved once in this step, and a judge that moves it
-   * again fails the step with `surface-changed`.
-   */
-  readonly final: boolean
-}
-
-/**
- * A judge of the host's final selection (projection-aware compaction): it may compact the surface, and the host then
- * runs the waterfall once more over the replaced surface and shows the judges that result with `final: true`.
- */
-export type SelectionJudge = (selection: JudgedSelection) => void | Promise<void>
-
-/** Judges by app (cordis root context), in registration order, each with the context it was registered through. */
-const judges = new WeakMap<Context, Set<{ readonly ctx: Context; readonly judge: SelectionJudge }>>()
-
-/**
- * Show `judge` every projected request of the agents an `agent/context` listener registered through `ctx` would see
- * (the same scope filter), after the whole waterfall and the host's normalization, whatever order the listeners were
- * registered in. Registered as an effect of `ctx`.
- * @param ctx - the judge's plugin context.
- * @param judge - called for each request of an agent in scope that has an `agent/context` listener.
- */
-export function judgeSelections(ctx: Context, judge: SelectionJudge): void {
-  ctx.effect(() => {
-    let set = judges.get(ctx.root)
-    if (set === undefined) judges.set(ctx.root, set = new Set())
-    const entry = { ctx, judge }
-    set.add(entry)
-    return () => set.delete(entry)
-  }, 'agent-context.judge()')
-}
-
 /** One pass: the offer, the waterfall's result and its normalization (undefined for every node). */
 interface Pass {
   current: Offer
@@ -177,8 +135,8 @@ interface Pass {
 }
 
 /**
- * Run the waterfall over the current surface, normalize its result and show it to the judges, each in turn.
- * @returns the pass, or the offer it started from when the surface moved while listeners or judges ran.
+ * Run the waterfall over the current surface, normalize its result and dispatch it as `agent/context-selected`.
+ * @returns the pass, or the offer it started from when the surface moved while listeners ran.
  */
 async function pass(agent: Agent, dispatch: AgentEventDispatch, request: ProjectionRequest, final: boolean): Promise<Pass | { moved: Offer; selection: unknown }> {
   const { session } = agent
@@ -189,21 +147,18 @@ async function pass(agent: Agent, dispatch: AgentEventDispatch, request: Project
     ? undefined
     : normalizeOffer(String(agent.id), () => session.events, current.index, current.requiredSeqs, selection)
   const include = projection?.include ?? current.everything().include
-  const admits = scopeOf(agent)
-  for (const { judge } of [...judges.get(agent.ctx.root) ?? []].filter(entry => admits(entry.ctx))) {
-    await judge({ ...request, agent, nodes: current.nodes, requiredSeqs: current.requiredSeqs, include, final })
-    request.signal.throwIfAborted()
-    if (moved(session, current)) return { moved: current, selection }
-  }
+  await dispatch.serial('agent/context-selected', { ...request, nodes: current.nodes, requiredSeqs: current.requiredSeqs, include, final })
+  request.signal.throwIfAborted()
+  if (moved(session, current)) return { moved: current, selection }
   return { current, selection, projection }
 }
 
 /**
  * Run the `agent/context` waterfall for the request about to be built and return the messages it sends. With no
  * listener for the agent, the waterfall is skipped: its result would be every node. The waterfall's outermost result
- * is normalized, then shown to the {@link judgeSelections} judges. A default projection (every node) returns
+ * is normalized, then dispatched as `agent/context-selected`. A default projection (every node) returns
  * `session.deriveMessages()` and logs nothing; any other appends one `request/projection` event first. When the
- * surface moves while listeners or judges run, the waterfall runs once more over the new surface; a second move
+ * surface moves while listeners of either event run, the waterfall runs once more over the new surface; a second move
  * rejects the step. The waterfall is awaited to the end even when the turn is aborted, so whatever a listener appends
  * lands inside its turn; an aborted step discards the result and logs nothing.
  * @param agent - the agent whose step this is; its session is read and appended to.

@@ -4,7 +4,7 @@
  * @module @dsh-context/agent-loop-patch
  */
 
-export { judgeSelections, projectRequestMessages } from './host.ts'
-export type { JudgedSelection, ProjectionRequest, SelectionJudge } from './host.ts'
+export { projectRequestMessages } from './host.ts'
+export type { ProjectionRequest } from './host.ts'
 export { hasAgentContextSeam } from './capability.ts'
 export { hasContextListener } from './listeners.ts'

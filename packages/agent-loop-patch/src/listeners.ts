@@ -12,25 +12,20 @@ import { agentCarrier } from '@deepseek-ai/dsh-agent'
 type Filter = (this: object, ctx: Context) => boolean
 
 /**
- * Whether an `agent/context` listener other than the excluded ones would run for `agent`: global hooks, unscoped
- * hooks, and hooks scoped to the agent (its `ctx`, presets and plugins mounted in its scope).
+ * Whether an `agent/context` listener would run for `agent`: global hooks, unscoped hooks, and hooks scoped to the
+ * agent (its `ctx`, presets and plugins mounted in its scope).
  * @param agent - the agent whose next request is asked about.
- * @param excluded - hooks whose registering context it accepts are not counted.
- * @returns true when some other listener would run.
+ * @returns true when some listener would run.
  */
-export function hasContextListener(agent: Agent, excluded?: (hookCtx: Context) => boolean): boolean {
+export function hasContextListener(agent: Agent): boolean {
   const hooks = agent.ctx.events._hooks['agent/context'] ?? []
   if (hooks.length === 0) return false
   const admits = scopeOf(agent)
-  return hooks.some(hook => excluded?.(hook.ctx) !== true && (hook.global === true || admits(hook.ctx)))
+  return hooks.some(hook => hook.global === true || admits(hook.ctx))
 }
 
-/**
- * The filter the agent's scope-filtered dispatch applies to a hook's registering context.
- * @param agent - the agent.
- * @returns whether a hook registered through a context runs for the agent.
- */
-export function scopeOf(agent: Agent): (hookCtx: Context) => boolean {
+/** The filter the agent's scope-filtered dispatch applies to a hook's registering context. */
+function scopeOf(agent: Agent): (hookCtx: Context) => boolean {
   const carrier = agentCarrier(agent) as unknown as { [CordisContext.filter]?: Filter }
   const filter = carrier[CordisContext.filter]
   return hookCtx => filter === undefined || filter.call(carrier, hookCtx)

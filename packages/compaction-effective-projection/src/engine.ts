@@ -3,7 +3,7 @@
  * @module @dsh-context/compaction-effective-projection/engine
  */
 
-import type { Context } from '@deepseek-ai/cordis'
+import type { Context, Events } from '@deepseek-ai/cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { CompactionResult, CompactionTrigger } from '@deepseek-ai/dsh-compaction'
 import { toolPairingBalancedAfter, toolPairingBalancedBefore } from '@deepseek-ai/dsh-compaction'
@@ -25,8 +25,7 @@ import {
   pendingRequiredSeqs,
   sessionEventAt,
 } from '@dsh-context/agent-context'
-import type { JudgedSelection } from '@dsh-context/agent-loop-patch'
-import { hasAgentContextSeam, judgeSelections } from '@dsh-context/agent-loop-patch'
+import { hasAgentContextSeam } from '@dsh-context/agent-loop-patch'
 // Type-only: the `ctx.tokenMeter` Context declaration.
 import type {} from '@deepseek-ai/dsh-token-meter'
 import { calibrationFactor, requestEnvelope, UsageCalibration } from './calibration.ts'
@@ -36,6 +35,9 @@ import { ProjectionCompactionConfig, ProjectionCompactionConfigError, resolvePro
 import { hasProjectedRequests } from './listeners.ts'
 import type { ProjectedRange } from './region.ts'
 import { referenceText, selectProjectedRange, sentAfterReplacement } from './region.ts'
+
+/** What `agent/context-selected` shows: the request about to be sent, as the host will send it. */
+type SelectedContext = Parameters<Events['agent/context-selected']>[0]
 
 /** The basic engine's summarizer types, which its package index does not export. */
 type SummarizationInput = Parameters<BasicCompactionEngine['summarize']>[0]
@@ -55,7 +57,7 @@ function requestTarget(agent: Agent): Pick<LlmCallConfig, 'provider' | 'model'> 
  * A `BasicCompactionEngine` whose step pressure, for agents with an `agent/context` listener, is the price of the
  * request about to be sent: system, tools and the nodes the projection includes, priced by `ctx.tokenMeter` and
  * calibrated by the provider usage of the request that usage answered. It judges the host's final, normalized
- * selection ({@link judgeSelections}: after the whole waterfall, whatever order listeners were registered in) and
+ * selection (`agent/context-selected`: after the whole waterfall, whatever order listeners were registered in) and
  * compacts only spans that request sends, so the host re-projects the replaced surface before building the request.
  * Agents without such a listener, and `measure: 'surface'`, get the basic engine unchanged.
  */
@@ -88,7 +90,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     this.policy = policy
     this.projectionAware = policy.measure === 'projection' ? PROJECTION_AWARE_COMPACTION : 0
     if (this.config.auto && this.projectionAware === PROJECTION_AWARE_COMPACTION && policy.pressure === 'auto') {
-      judgeSelections(ctx, selection => this.judge(selection))
+      ctx.on('agent/context-selected', selection => this.judge(selection))
     }
   }
 
@@ -154,11 +156,11 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   }
 
   /** Judge the host's final selection, compacting at most before the host's recompute pass. */
-  private async judge(selection: JudgedSelection): Promise<void> {
+  private async judge(selection: SelectedContext): Promise<void> {
     if (!selection.signal.aborted && this.projects(selection.agent)) await this.warnOnFailure(() => this.relieveProjectedPressure(selection))
   }
 
-  private async relieveProjectedPressure(payload: JudgedSelection): Promise<void> {
+  private async relieveProjectedPressure(payload: SelectedContext): Promise<void> {
     const { agent, signal, final: recompute } = payload
     const { session } = agent
     let sent: ReadonlySet<number> = new Set(payload.include)

@@ -8,7 +8,7 @@ import { hasContextListener } from '@dsh-context/agent-loop-patch'
 
 /**
  * Whether the host will project the agent's next request, so step pressure is judged on that request
- * (`judgeSelections`) rather than on the surface before the step.
+ * (`agent/context-selected`) rather than on the surface before the step.
  * @param agent - the agent whose requests are asked about.
  * @returns true when an `agent/context` listener would run for the agent's next request.
  */

@@ -1,0 +1,97 @@
+/**
+ * `agent/context-selected`: the host's normalized selection, shown after the whole `agent/context` waterfall, once
+ * per request attempt, scope-filtered like the waterfall, and once more with `final: true` after a listener moved
+ * the surface; a second move fails the step.
+ */
+
+import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
+import { projectionEvents } from '@dsh-context/agent-context'
+import { describe, expect, it } from 'vitest'
+import { expectRequestsRebuiltFromLog, requestsOf } from './support.ts'
+
+const dsh = await patchedDsh()
+
+interface Shown { step: number; include: readonly number[]; requiredSeqs: readonly number[]; final: boolean }
+
+describe('agent/context-selected', () => {
+  it('shows the include the request sends (required seqs merged, tool units whole), whatever the outermost listener returned', async () => {
+    const loop = await bootLoop(dsh, {
+      script: [textReply('one'), toolCallReply([{ id: 'call-1', name: 'echo', args: { text: 'x' } }]), textReply('two')],
+    })
+    const agent = loop.create('selected')
+    const shown: Shown[] = []
+    agent.ctx.on('agent/context-selected', ({ step, include, requiredSeqs, final }) => {
+      shown.push({ step, include: [...include], requiredSeqs: [...requiredSeqs], final })
+    })
+    agent.ctx.on('agent/context', () => Promise.resolve({ include: [], revision: 'nothing' }), { prepend: true })
+    await loop.say(agent, 'first')
+    await loop.say(agent, 'second')
+    const requests = requestsOf(loop, agent)
+    expect(shown.map(entry => entry.step)).toEqual([1, 1, 2])
+    expect(shown.map(entry => entry.final)).toEqual([false, false, false])
+    for (const [i, entry] of shown.entries()) {
+      expect(entry.include).toEqual([...new Set([...entry.include, ...entry.requiredSeqs])].sort((a, b) => a - b))
+      expect(requests[i]!.messages).toHaveLength(entry.include.length)
+    }
+    // The step after the tool call sends the call and its result, though the listener selected nothing.
+    const call = agent.session.events.find(e => e.type === 'assistant/message' && JSON.stringify(e.data).includes('call-1'))
+    expect(call).toBeDefined()
+    expect(shown[2]!.include).toContain(call!.seq)
+    expect(projectionEvents(agent.session.events).length).toBeGreaterThan(0)
+    expectRequestsRebuiltFromLog(loop, agent)
+  })
+
+  it('reaches only the agents an agent/context listener in the same scope would see', async () => {
+    const loop = await bootLoop(dsh, { fallback: textReply('ok') })
+    const mine = loop.create('mine')
+    const other = loop.create('other')
+    const seen: string[] = []
+    mine.ctx.on('agent/context-selected', ({ agent }) => { seen.push(String(agent.id)) })
+    for (const agent of [mine, other]) agent.ctx.on('agent/context', async (_payload, next) => next())
+    await loop.say(mine, 'a')
+    await loop.say(other, 'b')
+    expect(seen).toEqual(['mine'])
+  })
+
+  function movingLoop(moves: number) {
+    return bootLoop(dsh, { fallback: textReply('ok') }).then(loop => {
+      const agent = loop.create(`moving-${moves}`)
+      const shown: Shown[] = []
+      let remaining = moves
+      agent.ctx.on('agent/context', async (_payload, next) => {
+        const all = await next()
+        return { include: all.include.slice(-1), revision: 'tail' }
+      })
+      agent.ctx.on('agent/context-selected', ({ step, include, requiredSeqs, final }) => {
+        shown.push({ step, include: [...include], requiredSeqs: [...requiredSeqs], final })
+        const surface = agent.session.surface.nodes
+        if (remaining === 0 || surface.length < 2) return
+        remaining--
+        agent.session.append('user/message', loop.user(`summary ${remaining}`), {
+          surfaceOp: { op: 'replace', start: surface[0]!, end: surface.at(-2)! },
+          sourceEventSeqs: surface.slice(0, -1),
+        })
+      })
+      return { loop, agent, shown }
+    })
+  }
+
+  it('after a listener replaced the surface, shows the recomputed selection once more with final: true', async () => {
+    const { loop, agent, shown } = await movingLoop(1)
+    await loop.say(agent, 'one')
+    await loop.say(agent, 'two')
+    expect(loop.errors).toEqual([])
+    expect(shown.map(entry => entry.final)).toEqual([false, false, true])
+    expect(projectionEvents(agent.session.events).at(-1)!.data.generation).toBe(1)
+    expectRequestsRebuiltFromLog(loop, agent)
+  })
+
+  it('a listener that moves the surface again in the final pass fails the step with surface-changed, and the log stays replayable', async () => {
+    const { loop, agent } = await movingLoop(2)
+    await loop.say(agent, 'one')
+    await loop.say(agent, 'two')
+    expect(loop.errors.map(e => (e.error as { code?: string }).code)).toEqual(['surface-changed'])
+    expect(requestsOf(loop, agent)).toHaveLength(1)
+    expectRequestsRebuiltFromLog(loop, agent)
+  })
+})
