@@ -84,6 +84,7 @@ const BOUND: Record<string, Record<string, string>> = {
     '@deepseek-ai/dsh-compaction-basic': `${BASIC}/src/projection-seam.ts`,
   },
   [`${HOST}/capability.ts`]: { '@deepseek-ai/dsh-compaction-basic': `${BASIC}/src/projection-seam.ts` },
+  [`${COMPACTION}/src/basic.ts`]: { '@deepseek-ai/dsh-compaction-basic': `${BASIC}/src/config.ts` },
 }
 
 /** The workspace packages whose index re-exports the modules above. */

@@ -6,5 +6,6 @@
 
 export { projectRequestMessages } from './host.ts'
 export type { ProjectionRequest } from './host.ts'
-export { hasAgentContextSeam } from './capability.ts'
+export { AgentContextSeamError, assertAgentContextSeam, hasAgentContextSeam } from './capability.ts'
+export type { AgentContextSeamMissing } from './capability.ts'
 export { hasContextListener } from './listeners.ts'

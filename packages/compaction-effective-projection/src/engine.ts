@@ -8,12 +8,7 @@ import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { CompactionResult, CompactionTrigger } from '@deepseek-ai/dsh-compaction'
 import { toolPairingBalancedAfter, toolPairingBalancedBefore } from '@deepseek-ai/dsh-compaction'
 import type { ResolvedCompactSpec } from '@deepseek-ai/dsh-compaction-basic'
-import {
-  BasicCompactionEngine,
-  resolveCompactSpec,
-  resolveTargetPolicy,
-  TargetPressureConfigError,
-} from '@deepseek-ai/dsh-compaction-basic'
+import { BasicCompactionEngine } from '@deepseek-ai/dsh-compaction-basic'
 import { assertNever } from '@deepseek-ai/dsh-llm'
 import type { LlmCallConfig } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
@@ -28,6 +23,7 @@ import {
 import { hasAgentContextSeam } from '@dsh-context/agent-loop-patch'
 // Type-only: the `ctx.tokenMeter` Context declaration.
 import type {} from '@deepseek-ai/dsh-token-meter'
+import { resolveCompactSpec, resolveTargetPolicy, TargetPressureConfigError } from './basic.ts'
 import { calibrationFactor, requestEnvelope, UsageCalibration } from './calibration.ts'
 import { PROJECTION_AWARE_COMPACTION } from './capability.ts'
 import type { ProjectionPolicy } from './config.ts'

@@ -13,7 +13,9 @@ import { open, stat } from 'node:fs/promises'
 import { zstdDecompressSync } from 'node:zlib'
 import type { SessionEvent, SessionHeader } from '@deepseek-ai/dsh-session'
 import { decodeStorageRecord, KNOWN_SESSION_EVENT_TYPES, SESSION_FORMAT_VERSION } from '@deepseek-ai/dsh-session'
-import { decompressZstdPrefix, scanZstdFrames } from '@deepseek-ai/dsh-session-persistence-jsonl'
+// A namespace import: the Zstandard scan is an export only the seam's dsh-session-persistence-jsonl adds, and this
+// module must still load on a stock build, where a plain JSONL log reads and a compressed one is refused by code.
+import * as persistence from '@deepseek-ai/dsh-session-persistence-jsonl'
 
 /** Why a session log was refused. */
 export type SessionLogErrorCode =
@@ -35,6 +37,8 @@ export type SessionLogErrorCode =
   | 'unknown-event-type'
   /** The header's `version` is not this build's `SESSION_FORMAT_VERSION`. */
   | 'format-version'
+  /** A Zstandard log on a DSH build whose dsh-session-persistence-jsonl lacks the seam's frame scan. */
+  | 'compressed-unsupported'
 
 /** A refused session log, naming the file and, where one is at fault, its 1-based line. */
 export class SessionLogError extends Error {
@@ -136,6 +140,10 @@ function looksTorn(bytes: Buffer): boolean {
  * torn frame), and `malformed` otherwise.
  */
 async function* zstdChunks(buffer: Buffer, path: string): AsyncGenerator<Chunk> {
+  const { scanZstdFrames, decompressZstdPrefix } = persistence as Partial<typeof persistence>
+  if (scanZstdFrames === undefined || decompressZstdPrefix === undefined) {
+    throw new SessionLogError('compressed-unsupported', path, undefined, 'is Zstandard-compressed, and this DSH build\'s @deepseek-ai/dsh-session-persistence-jsonl has no scanZstdFrames/decompressZstdPrefix (the agent/context seam\'s patched 0.1.0-rc.8 adds them); read it with the patched set, or keep the log as plain JSONL')
+  }
   let scan: ReturnType<typeof scanZstdFrames>
   try {
     scan = scanZstdFrames(buffer)

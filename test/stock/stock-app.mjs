@@ -1,0 +1,57 @@
+// An app on stock DSH rc.8 (run with --import ./stock-resolve.mjs): every public package imports; detection answers
+// false; the guard throws; AgentTavern refuses agent-managed and runs dsh-native; a compressed log is refused by code.
+// Prints one JSON line of what it saw.
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { zstdCompressSync } from 'node:zlib'
+
+const seen = { imported: [] }
+const packages = [
+  '@dsh-context/agent-context',
+  '@dsh-context/agent-loop-patch',
+  '@dsh-context/agent-tavern',
+  '@dsh-context/compaction-effective-projection',
+  '@dsh-context/dsh-context-cli',
+]
+for (const name of packages) {
+  await import(name)
+  seen.imported.push(name)
+}
+const { readSessionLog } = await import('@dsh-context/agent-context')
+const { assertAgentContextSeam, hasAgentContextSeam } = await import('@dsh-context/agent-loop-patch')
+const { AgentTavern, contextModeOf, contextModeRefusal } = await import('@dsh-context/agent-tavern')
+const { bootLoop, stockDsh, textReply } = await import('@dsh-context/loop-testkit')
+const session = await import('@deepseek-ai/dsh-session')
+seen.stockSession = !session.KNOWN_SESSION_EVENT_TYPES.has('request/projection')
+
+const dsh = await stockDsh()
+const loop = await bootLoop(dsh, { plugins: [[dsh.compactionBasic.default]], fallback: textReply('Aye.') })
+seen.hasSeam = hasAgentContextSeam(loop.ctx)
+try {
+  assertAgentContextSeam(loop.ctx, 'my-policy')
+  seen.guard = 'passed'
+} catch (error) {
+  seen.guard = { name: error.name, missing: error.missing, message: error.message }
+}
+const agent = loop.create('stock-app')
+await agent.ctx.plugin(AgentTavern, { character: { name: 'Mira', identity: 'The ferrywoman.' }, contextMode: 'agent-managed' })
+seen.mode = contextModeOf(agent)
+const refusal = contextModeRefusal(agent)
+seen.refusal = refusal === undefined ? undefined : { code: refusal.code, missing: refusal.missing }
+for (const text of ['one', 'two', 'three']) await loop.say(agent, text)
+seen.turns = agent.session.events.filter(event => event.type === 'turn/end').length
+seen.requests = loop.adapter.requests.length
+seen.errors = loop.errors.map(entry => String(entry.error))
+
+const dir = mkdtempSync(join(tmpdir(), 'stock-app-'))
+const log = join(dir, 'session.jsonl.zst')
+writeFileSync(log, zstdCompressSync(Buffer.from('{"type":"session","version":0}\n')))
+try {
+  await readSessionLog(log)
+  seen.compressedLog = 'read'
+} catch (error) {
+  seen.compressedLog = error.code
+}
+
+console.log(JSON.stringify(seen))
