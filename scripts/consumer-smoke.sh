@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The consumer smoke test: the public packages as a plugin author installs them, in a fresh app outside the
+# workspace. Packs every public package with `pnpm pack`, then in a temporary folder installs DSH 0.1.0-rc.8 (exact
+# versions, stock, from the npm registry) and the tarballs with npm, and runs consumer-smoke/stock-app.mjs there:
+# every package imports on stock DSH, the guard throws AgentContextSeamError, AgentTavern refuses agent-managed with
+# mode-unavailable and runs dsh-native for 3 turns. The last line is `N passed, N failed`.
+#   scripts/consumer-smoke.sh        (env CONSUMER_SMOKE_WORK: the folder to use, default a new temporary one)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${CONSUMER_SMOKE_TOOLCHAIN:-}" ]; then
+  CONSUMER_SMOKE_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$root/scripts/consumer-smoke.sh"
+fi
+PUBLIC=(dsh-agent-context agent-loop-patch compaction-effective-projection agent-tavern dsh-context-cli)
+DSH=0.1.0-rc.8
+work=${CONSUMER_SMOKE_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/consumer-smoke.XXXXXX")}
+case $work in "$root"/*) echo "consumer-smoke: $work is inside the workspace; the app must be outside it" >&2; exit 2 ;; esac
+rm -rf "$work" && mkdir -p "$work/tarballs" "$work/stock-app"
+passed=0 failed=0
+check() { # name, status
+  if [ "$2" -eq 0 ]; then echo "pass  $1"; passed=$((passed + 1)); else echo "FAIL  $1"; failed=$((failed + 1)); fi
+}
+
+for pkg in "${PUBLIC[@]}"; do
+  (cd "$root/packages/$pkg" && pnpm pack --pack-destination "$work/tarballs" >/dev/null)
+done
+tarballs=("$work"/tarballs/*.tgz)
+check "pnpm pack: ${#tarballs[@]} tarballs (${PUBLIC[*]})" $(( ${#tarballs[@]} == ${#PUBLIC[@]} ? 0 : 1 ))
+leaks=$(for t in "${tarballs[@]}"; do tar -xOzf "$t" package/package.json; done | grep -c 'workspace:' || true)
+check 'no tarball names a workspace: dependency' $(( leaks == 0 ? 0 : 1 ))
+
+node - "$work/stock-app/package.json" "$DSH" "${tarballs[@]}" <<'JS'
+const [file, dsh, ...tarballs] = process.argv.slice(2)
+const dependencies = { '@deepseek-ai/cordis': '4.0.1', '@deepseek-ai/schemastery': '3.18.1' }
+for (const name of ['agent', 'agent-loop', 'compaction', 'compaction-basic', 'llm', 'session', 'session-persistence-jsonl', 'system-prompt', 'token-meter', 'tools']) dependencies[`@deepseek-ai/dsh-${name}`] = dsh
+for (const tarball of tarballs) {
+  const name = '@dsh-context/' + tarball.split('/').pop().replace(/^dsh-context-/, '').replace(/-\d+\.\d+\.\d+\.tgz$/, '')
+  dependencies[name] = `file:${tarball}`
+}
+require('node:fs').writeFileSync(file, JSON.stringify({ name: 'stock-app', private: true, type: 'module', dependencies }, null, 2))
+JS
+cp "$root/scripts/consumer-smoke/stock-app.mjs" "$work/stock-app/"
+status=0
+(cd "$work/stock-app" && npm install --no-audit --no-fund --loglevel=error > install.log 2>&1) || status=$?
+[ $status -eq 0 ] || tail -20 "$work/stock-app/install.log"
+check "npm install in a fresh app: stock DSH $DSH from the registry and the tarballs" $status
+
+if [ $status -eq 0 ]; then
+  out=$(cd "$work/stock-app" && node stock-app.mjs 2>&1 | tail -1) || true
+  echo "stock app: $out"
+  node -e '
+    const seen = JSON.parse(process.argv[1])
+    const ok = seen.hasSeam === false && seen.guard?.name === "AgentContextSeamError" && seen.guard.missing === "request-projection"
+      && seen.mode === "dsh-native" && seen.refusal?.code === "mode-unavailable" && seen.turns === 3 && seen.requests === 3 && seen.errors.length === 0
+    process.exit(ok ? 0 : 1)' "$out" 2>/dev/null && status=0 || status=1
+  check 'stock DSH: every package imports, the guard throws, AgentTavern refuses agent-managed and runs dsh-native 3 turns' $status
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
