@@ -28,6 +28,8 @@ export { encodeInclude, pendingProjection, pendingProjectionOf, projectionEvents
 export type { LoggedSession } from './projection.ts'
 export { diffRequest, opensRequest, replayRequests, RequestReplay } from './replay.ts'
 export type { ComparableRequest, ReplayedRequest } from './replay.ts'
+export { firstRequestDivergence } from './received.ts'
+export type { RequestDivergence, RequestDivergenceCode } from './received.ts'
 export { surfaceMark } from './surface.ts'
 export { readSessionLog, SessionLogError } from './jsonl.ts'
 export type { SessionLog, SessionLogErrorCode } from './jsonl.ts'
