@@ -3,8 +3,8 @@
 // meter (sent vs. whole surface), and whether the request rebuilds from the session log alone.
 // Run: npm run demo [-- --turns 12 --keep 2]
 import { parseArgs } from 'node:util'
-import { diffRequest, replayRequests } from '@dsh-context/agent-context'
-import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
+import { diffRequest, replayRequests } from '@dsh-seam/agent-context'
+import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-seam/loop-testkit'
 
 const { values } = parseArgs({ options: { turns: { type: 'string', default: '12' }, keep: { type: 'string', default: '2' } } })
 const turns = Number(values.turns)

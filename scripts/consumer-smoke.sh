@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${CONSUMER_SMOKE_TOOLCHAIN:-}" ]; then
   CONSUMER_SMOKE_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$root/scripts/consumer-smoke.sh"
 fi
-PUBLIC=(dsh-agent-context agent-loop-patch compaction-effective-projection agent-tavern dsh-context-cli)
+PUBLIC=(dsh-agent-context agent-loop-patch compaction-effective-projection agent-tavern seam-cli)
 DSH=0.1.0-rc.8
 work=${CONSUMER_SMOKE_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/consumer-smoke.XXXXXX")}
 case $work in "$root"/*) echo "consumer-smoke: $work is inside the workspace; the app must be outside it" >&2; exit 2 ;; esac
@@ -33,7 +33,7 @@ const [file, dsh, ...tarballs] = process.argv.slice(2)
 const dependencies = { '@deepseek-ai/cordis': '4.0.1', '@deepseek-ai/schemastery': '3.18.1' }
 for (const name of ['agent', 'agent-loop', 'compaction', 'compaction-basic', 'llm', 'session', 'session-persistence-jsonl', 'system-prompt', 'token-meter', 'tools']) dependencies[`@deepseek-ai/dsh-${name}`] = dsh
 for (const tarball of tarballs) {
-  const name = '@dsh-context/' + tarball.split('/').pop().replace(/^dsh-context-/, '').replace(/-\d+\.\d+\.\d+\.tgz$/, '')
+  const name = '@dsh-seam/' + tarball.split('/').pop().replace(/^dsh-seam-/, '').replace(/-\d+\.\d+\.\d+\.tgz$/, '')
   dependencies[name] = `file:${tarball}`
 }
 require('node:fs').writeFileSync(file, JSON.stringify({ name: 'stock-app', private: true, type: 'module', dependencies }, null, 2))

@@ -23,7 +23,7 @@
 # `dsh --profile headless`, offline against a loopback DeepSeek-compatible server (scripts/source-checkout/
 # mock-deepseek.mjs) with AgentTavern and projection-aware compaction inserted by `--patch` overlays:
 #   patched    agent-managed, $TURNS turns with tool calls, a $WINDOW-token window; the persisted session.jsonl.zstd
-#              passes `dsh-context verify` and `dsh-context inspect` shows its projected requests
+#              passes `dsh-seam verify` and `dsh-seam inspect` shows its projected requests
 #   unpatched  agent-managed is refused with AgentTavern's capability error before any request; dsh-native runs
 # The last line is `N passed, N failed` over the checks listed above it. --patched-only skips the unpatched copy.
 # Env: SOURCE_CHECKOUT_WORK, TURNS (default 24), WINDOW (default 24000); SOURCE_CHECKOUT_EXTRA: patch files
@@ -38,8 +38,8 @@ case ${1:-} in --patched-only | --baseline-gates) flag=$1; shift ;; esac
 # Checked against the series' base, and absolute, before the toolchain runs this script from the repository root.
 BASE=$(bash "$root/packages/agent-loop-patch/source/series.sh" base)
 checkout=$(node "$root/scripts/dsh-source.mjs" path --need "$BASE" "$@") || exit 2
-if [ -z "${DSH_CONTEXT_TOOLCHAIN:-}" ]; then
-  DSH_CONTEXT_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$root/scripts/source-checkout.sh" $flag "$checkout"
+if [ -z "${DSH_SEAM_TOOLCHAIN:-}" ]; then
+  DSH_SEAM_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$root/scripts/source-checkout.sh" $flag "$checkout"
 fi
 here=$root/scripts/source-checkout
 SERIES=$root/packages/agent-loop-patch/source
@@ -75,7 +75,7 @@ timed() { # label, command...: run, record the wall time, keep the status
 step() { printf '\n== %s  (+%ds)\n' "$*" $(($(date +%s) - T_START)); }
 
 # --- the two copies ------------------------------------------------------------------------------------------------
-export GIT_AUTHOR_NAME='dsh-context source-checkout' GIT_AUTHOR_EMAIL='source-checkout@dsh-context.invalid'
+export GIT_AUTHOR_NAME='dsh-seam source-checkout' GIT_AUTHOR_EMAIL='source-checkout@dsh-seam.invalid'
 export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 copy_checkout() { # dir: an untouched copy of the checkout in dir, committed (DSH's build and jscpd need a git repository)
   node "$root/scripts/dsh-source.mjs" export --need "$BASE" "$src" "$1" >/dev/null || die "copying $src failed"

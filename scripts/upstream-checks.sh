@@ -14,16 +14,16 @@
 #      ignorable
 # Usage: scripts/upstream-checks.sh [CHECKOUT]   CHECKOUT (or DSH_CHECKOUT): a git clone, folder or `git archive`
 # tarball of DSH at tag dsh-v0.1.0-rc.8; it is only read (scripts/dsh-source.mjs copies it). Env: UPSTREAM_WORK
-# (default $TMPDIR/dsh-context-upstream, emptied first).
+# (default $TMPDIR/dsh-seam-upstream, emptied first).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 [ $# -le 1 ] || { echo 'usage: scripts/upstream-checks.sh [CHECKOUT]' >&2; exit 2; }
 # Checked, and absolute, before the toolchain runs this script again from the repository root.
 checkout=$(node "$root/scripts/dsh-source.mjs" path --need "$(bash "$root/packages/agent-loop-patch/source/series.sh" base)" "$@") || exit 2
-if [ -z "${DSH_CONTEXT_TOOLCHAIN:-}" ]; then
-  DSH_CONTEXT_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$root/scripts/upstream-checks.sh" "$checkout"
+if [ -z "${DSH_SEAM_TOOLCHAIN:-}" ]; then
+  DSH_SEAM_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$root/scripts/upstream-checks.sh" "$checkout"
 fi
-WORK=${UPSTREAM_WORK:-${TMPDIR:-/tmp}/dsh-context-upstream}
+WORK=${UPSTREAM_WORK:-${TMPDIR:-/tmp}/dsh-seam-upstream}
 SERIES=$root/packages/agent-loop-patch/source
 SUITES=$root/scripts/dsh-suites.mjs
 STEPS=("$SERIES"/[0-9]-*/)
@@ -36,12 +36,12 @@ step "copy of $checkout"
 echo "DeepSeek Harness $(node "$root/scripts/dsh-source.mjs" export "$checkout" "$WORK/checkout")"
 export DSH_CHECKOUT=$WORK/checkout
 
-pack_libs() { # every @dsh-context package the compiled patches import, with its workspace dependencies, as tarballs
+pack_libs() { # every @dsh-seam package the compiled patches import, with its workspace dependencies, as tarballs
   python3 - "$root" "$WORK/pack" <<'PY'
 import json, pathlib, re, shutil, subprocess, sys
 root, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 dirs = {json.loads(p.read_text())['name']: p.parent for p in root.glob('packages/*/package.json')}
-wanted = sorted({m for p in root.glob('patches/*.patch') for m in re.findall(r'@dsh-context/[a-z0-9-]+', p.read_text())})
+wanted = sorted({m for p in root.glob('patches/*.patch') for m in re.findall(r'@dsh-seam/[a-z0-9-]+', p.read_text())})
 todo, seen = list(wanted), set()
 while todo:
     name = todo.pop()
@@ -89,7 +89,7 @@ ln -sfn "$WORK/step-$n" "$WORK/dsh"
 step '(d) drift: the seam modules and Agent Notes are what the workspace generates'
 bash "$SERIES/series.sh" check
 
-step 'pack the @dsh-context packages the compiled patches import (LIBS)'
+step 'pack the @dsh-seam packages the compiled patches import (LIBS)'
 LIBS=$(pack_libs | tr '\n' ' ')
 echo "$LIBS"
 step "(c) DSH's suites with the series' specs (the last step's tree) on the compiled packages with patches/"
@@ -171,7 +171,7 @@ step '(e) log-format compatibility: stock rc.8 and a log with request/projection
 node --input-type=module - "$WORK/compat" <<'JS'
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { bootLoop, patchedDsh, requestStarts, stockDsh, textReply } from '@dsh-context/loop-testkit'
+import { bootLoop, patchedDsh, requestStarts, stockDsh, textReply } from '@dsh-seam/loop-testkit'
 const dir = process.argv[2]
 const [patchedRoot, migratedRoot] = [join(dir, 'patched'), join(dir, 'migrated')]
 mkdirSync(patchedRoot, { recursive: true })

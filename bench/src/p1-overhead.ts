@@ -5,8 +5,8 @@
  */
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import type { BootedLoop, DshModules } from '@dsh-context/loop-testkit'
-import { bootLoop, conversationReply, conversationTurn, patchedDsh, stockDsh } from '@dsh-context/loop-testkit'
+import type { BootedLoop, DshModules } from '@dsh-seam/loop-testkit'
+import { bootLoop, conversationReply, conversationTurn, patchedDsh, stockDsh } from '@dsh-seam/loop-testkit'
 import type { Section } from './report.ts'
 import { verdict } from './report.ts'
 import { collectGarbage, median, significant } from './stats.ts'
@@ -95,7 +95,7 @@ export async function benchOverhead(quick: boolean, log: (line: string) => void)
     id: 'P1',
     title: 'No-listener overhead',
     method: 'The same scripted conversation (every third turn calls the `echo` tool) on two real AgentLoops booted by '
-      + '`@dsh-context/loop-testkit`, one from the unmodified npm rc.8 set (`stockDsh()`), one from the patched set '
+      + '`@dsh-seam/loop-testkit`, one from the unmodified npm rc.8 set (`stockDsh()`), one from the patched set '
       + '(`patchedDsh()`), with no `agent/context` listener. The two run in lockstep, turn by turn, the first to go '
       + 'alternating; a repetition\'s ratio is patched/stock mean time per turn (boot excluded). "Invariants on" mounts '
       + 'DSH\'s invariant registry with the session and agent-loop companions, as DSH\'s own tests do.',

@@ -6,7 +6,7 @@
 import type { ContextNode } from '@deepseek-ai/dsh-agent'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import { CallId, createAssistantMessage, createToolResultMessage, createUserMessage } from '@deepseek-ai/dsh-llm'
-import { NodeIndex, normalizeSelection } from '@dsh-context/agent-context'
+import { NodeIndex, normalizeSelection } from '@dsh-seam/agent-context'
 import type { Section } from './report.ts'
 import { verdict } from './report.ts'
 import { growthPer10x, growthText, isLinear, significant, timePerCall } from './stats.ts'

@@ -1,5 +1,5 @@
 /**
- * P3-cli: `dsh-context verify` as an operator runs it, a child process on recorded session logs of 1k, 4k and 8k
+ * P3-cli: `dsh-seam verify` as an operator runs it, a child process on recorded session logs of 1k, 4k and 8k
  * turns, timed and with its peak resident memory.
  * @module bench/p3-cli
  */
@@ -8,8 +8,8 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { CLI_BIN } from '@dsh-context/dsh-context-cli'
-import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
+import { CLI_BIN } from '@dsh-seam/cli'
+import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
 import type { Section } from './report.ts'
 import { verdict } from './report.ts'
 import { median, significant } from './stats.ts'
@@ -72,7 +72,7 @@ function verifyOnce(path: string, preload: string): Run {
   const started = performance.now()
   const child = spawnSync(process.execPath, ['--require', preload, CLI_BIN, 'verify', path, '--quiet'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe', 'pipe'] })
   const ms = performance.now() - started
-  if (child.status !== 0) throw new Error(`P3-cli: dsh-context verify ${path} exited ${child.status}: ${child.stderr}`)
+  if (child.status !== 0) throw new Error(`P3-cli: dsh-seam verify ${path} exited ${child.status}: ${child.stderr}`)
   const [rssKib, cpuMicros] = String(child.output[3]).split(' ').map(Number) as [number, number]
   return { ms, cpuMs: cpuMicros / 1000, peakRssBytes: rssKib * 1024, summary: child.stdout.trim() }
 }
@@ -130,10 +130,10 @@ export async function benchCli(quick: boolean, log: (line: string) => void): Pro
     const largest = points.at(-1) as (typeof points)[number]
     return {
       id: 'P3-cli',
-      title: '`dsh-context verify` on recorded logs',
+      title: '`dsh-seam verify` on recorded logs',
       method: 'A real patched loop records one conversation persisted as JSONL (every third turn calls `echo`; an '
         + 'agent-scoped listener keeps the last 6 nodes, so nearly every request carries a `request/projection`); the '
-        + `logs are its first ${sizes.map(size => size.toLocaleString('en-US')).join(', ')} turns. \`dsh-context verify --quiet\` `
+        + `logs are its first ${sizes.map(size => size.toLocaleString('en-US')).join(', ')} turns. \`dsh-seam verify --quiet\` `
         + `runs as a child process (median of ${RUNS}); start-up is the same run on the header-only log. CPU time (all `
         + 'threads) and peak RSS are the child\'s `process.resourceUsage()`, taken at exit by a preloaded module; growth is '
         + 'measured on CPU time, which other load on a shared machine does not inflate, and normalized to a 4× step in turns.',

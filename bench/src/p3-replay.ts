@@ -6,9 +6,9 @@
  */
 
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { replayRequests, requestMessagesFromLog } from '@dsh-context/agent-context'
-import type { DshModules } from '@dsh-context/loop-testkit'
-import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, rebuildRequestsByPrefix, requestStarts } from '@dsh-context/loop-testkit'
+import { replayRequests, requestMessagesFromLog } from '@dsh-seam/agent-context'
+import type { DshModules } from '@dsh-seam/loop-testkit'
+import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, rebuildRequestsByPrefix, requestStarts } from '@dsh-seam/loop-testkit'
 import type { Section } from './report.ts'
 import { verdict } from './report.ts'
 import { growthPer10x, growthText, isLinear, significant, timeOnce, timePerCall } from './stats.ts'
@@ -131,7 +131,7 @@ export async function benchReplay(quick: boolean, log: (line: string) => void): 
       title: 'Replay vs. prefix rebuild',
       method: 'A real patched loop records one conversation (every third turn calls `echo`; an agent-scoped listener keeps '
         + 'the last 6 nodes, so most requests carry a `request/projection`). `replayRequests` rebuilds every request in '
-        + 'one pass (median of 5); the prefix method is `rebuildRequestsByPrefix` from `@dsh-context/loop-testkit`, i.e. '
+        + 'one pass (median of 5); the prefix method is `rebuildRequestsByPrefix` from `@dsh-seam/loop-testkit`, i.e. '
         + 'DSH\'s reconstruction-test method: `Session.create` over a structured clone of each request\'s prefix, then '
         + '`deriveMessages` filtered by the pending projection. Growth columns are normalized to a 10× step in turns.',
       target: `linear growth, ≥ ${TARGET_SPEEDUP_AT_1K}× faster than the prefix method at 1k turns`,

@@ -4,8 +4,8 @@
  * @module bench/p4-managed
  */
 
-import type { DemoReport, SessionReport, StoryLanguage } from '@dsh-context/agent-tavern-demo'
-import { runDemo } from '@dsh-context/agent-tavern-demo'
+import type { DemoReport, SessionReport, StoryLanguage } from '@dsh-seam/agent-tavern-demo'
+import { runDemo } from '@dsh-seam/agent-tavern-demo'
 import type { Section } from './report.ts'
 import { verdict } from './report.ts'
 
@@ -59,7 +59,7 @@ export async function benchManaged(quick: boolean, log: (line: string) => void):
     section: {
       id: 'P4',
       title: 'Managed vs. native (AgentTavern, English and Chinese)',
-      method: `\`runDemo\` from \`@dsh-context/agent-tavern-demo\`: a ${options.turns}-turn scripted roleplay (seed ${options.seed}) `
+      method: `\`runDemo\` from \`@dsh-seam/agent-tavern-demo\`: a ${options.turns}-turn scripted roleplay (seed ${options.seed}) `
         + `in English and in Chinese, run once per context mode on a real patched loop (DSH's invariants on, ${count(options.contextWindow)}-token `
         + 'window, projection-aware compaction). Request tokens are the DSH token meter\'s estimate (`priceRequest`) of every loop request '
         + 'the provider received; provider tokens are the prompt the scripted provider reported (a stand-in tokenizer, 0.75 token per CJK '

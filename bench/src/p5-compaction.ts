@@ -5,9 +5,9 @@
  * @module bench/p5-compaction
  */
 
-import type { DemoReport } from '@dsh-context/agent-tavern-demo'
-import { runSession } from '@dsh-context/agent-tavern-demo'
-import { patchedDsh } from '@dsh-context/loop-testkit'
+import type { DemoReport } from '@dsh-seam/agent-tavern-demo'
+import { runSession } from '@dsh-seam/agent-tavern-demo'
+import { patchedDsh } from '@dsh-seam/loop-testkit'
 import type { Section } from './report.ts'
 import { verdict } from './report.ts'
 

@@ -5,8 +5,8 @@
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
-import type { BootedLoop } from '@dsh-context/loop-testkit'
-import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh } from '@dsh-context/loop-testkit'
+import type { BootedLoop } from '@dsh-seam/loop-testkit'
+import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh } from '@dsh-seam/loop-testkit'
 import type { Section } from './report.ts'
 import { verdict } from './report.ts'
 import { median, significant } from './stats.ts'

@@ -6,9 +6,9 @@
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
-import { AgentTavern, lastSelection, TAVERN_REFERENCE_HINT } from '@dsh-context/agent-tavern'
-import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
-import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh } from '@dsh-context/loop-testkit'
+import { AgentTavern, lastSelection, TAVERN_REFERENCE_HINT } from '@dsh-seam/agent-tavern'
+import { ProjectionAwareCompactionEngine } from '@dsh-seam/compaction-effective-projection'
+import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh } from '@dsh-seam/loop-testkit'
 import type { Section } from './report.ts'
 import { verdict } from './report.ts'
 import { median, significant } from './stats.ts'

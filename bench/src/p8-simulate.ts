@@ -1,5 +1,5 @@
 /**
- * P8: `dsh-context simulate` is linear in the log: reading a recorded log and replaying every request under the
+ * P8: `dsh-seam simulate` is linear in the log: reading a recorded log and replaying every request under the
  * keep-last-turns policy beside the recorded selection, at 4× steps in turns.
  * @module bench/p8-simulate
  */
@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { readSessionLog } from '@dsh-context/agent-context'
-import { loadPolicy, meterPricer, simulate } from '@dsh-context/dsh-context-cli'
+import { readSessionLog } from '@dsh-seam/agent-context'
+import { loadPolicy, meterPricer, simulate } from '@dsh-seam/cli'
 import { recordLogs } from './p3-cli.ts'
 import type { Section } from './report.ts'
 import { verdict } from './report.ts'
@@ -18,7 +18,7 @@ import { median, significant, timeOnce } from './stats.ts'
 /** Largest growth of simulate time per 4× turns. */
 const TARGET_GROWTH_PER_4X = 5
 const RUNS = 3
-const POLICY = fileURLToPath(import.meta.resolve('@dsh-context/context-policies/keep-last-turns'))
+const POLICY = fileURLToPath(import.meta.resolve('@dsh-seam/context-policies/keep-last-turns'))
 
 /**
  * @param quick - logs of 250 and 1,000 turns.
@@ -58,7 +58,7 @@ export async function benchSimulate(quick: boolean, log: (line: string) => void)
     const worst = Math.max(...growth)
     return {
       id: 'P8',
-      title: '`dsh-context simulate` on recorded logs',
+      title: '`dsh-seam simulate` on recorded logs',
       method: 'The P3-cli recording (a real patched loop, every third turn calls `echo`, a keep-last-6-nodes listener), '
         + `cut at ${sizes.map(size => size.toLocaleString('en-US')).join(', ')} turns. In process, median of ${RUNS}: `
         + '`readSessionLog` then `simulate` with the keep-last-3-turns example policy beside the recorded selection (the '

@@ -10,11 +10,11 @@ import session, { SessionId } from '@deepseek-ai/dsh-session'
 import systemPrompt from '@deepseek-ai/dsh-system-prompt'
 import tokenMeter from '@deepseek-ai/dsh-token-meter'
 import tools from '@deepseek-ai/dsh-tools'
-import { AgentTavern, contextModeOf, contextModeRefusal } from '@dsh-context/agent-tavern'
-import { assertAgentContextSeam, hasAgentContextSeam } from '@dsh-context/agent-loop-patch'
-import '@dsh-context/agent-context'
-import '@dsh-context/compaction-effective-projection'
-import '@dsh-context/dsh-context-cli'
+import { AgentTavern, contextModeOf, contextModeRefusal } from '@dsh-seam/agent-tavern'
+import { assertAgentContextSeam, hasAgentContextSeam } from '@dsh-seam/agent-loop-patch'
+import '@dsh-seam/agent-context'
+import '@dsh-seam/compaction-effective-projection'
+import '@dsh-seam/cli'
 
 class Scripted extends LlmAdapter {
   requests = 0

@@ -39,14 +39,14 @@ cli_run() { # tree, label, mode, overlay...: one headless session; leaves $WORK/
 session_of() { find "$WORK/cli/$1/home/sessions" -name session.jsonl.zstd 2>/dev/null | head -1; }
 stat_of() { node -e 'console.log(JSON.parse(process.argv[1])[process.argv[2]] ?? 0)' "$1" "$2"; } # json, key
 
-verify_run() { # label, min-projections: verify the session with dsh-context, show its inspect table; the verify status
+verify_run() { # label, min-projections: verify the session with dsh-seam, show its inspect table; the verify status
   local label=$1 file stats status=0
   file=$(session_of "$label")
   [ -n "$file" ] || { echo "$label: no session.jsonl.zstd persisted"; return 1; }
   stats=$(node "$here/session-stats.mjs" "$file")
   echo "$label: ${file#"$WORK"/}: $stats"
-  (cd "$root" && pnpm exec dsh-context verify "$file") || status=$?
-  (cd "$root" && pnpm exec dsh-context inspect "$file") > "$WORK/cli/$label/inspect.txt" 2>&1 || status=$?
+  (cd "$root" && pnpm exec dsh-seam verify "$file") || status=$?
+  (cd "$root" && pnpm exec dsh-seam inspect "$file") > "$WORK/cli/$label/inspect.txt" 2>&1 || status=$?
   head -3 "$WORK/cli/$label/inspect.txt"
   echo '  ...'
   tail -6 "$WORK/cli/$label/inspect.txt"
@@ -68,9 +68,9 @@ if [ "${GATES[patched.build]}" -eq 0 ]; then
   node -e 'for (const l of require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").filter(Boolean)) { const r = JSON.parse(l); if (r.kind !== "title") console.log(`  ${String(r.n).padStart(3)} ${r.kind.padEnd(9)} ${String(r.turn).padStart(3)} ${String(r.messages).padStart(4)} ${r.roles}`) }' "$WORK/cli/patched-managed/requests.jsonl" | tail -12
   check "patched CLI, agent-managed: exit 0, >= 20 completed turns (got ${turns:-0}) with tool calls" \
     "$( [ "$(cat "$WORK/cli/patched-managed/status")" -eq 0 ] && [ "${turns:-0}" -ge 20 ] && [ "$(stat_of "$stats" toolCalls)" -ge 20 ] && echo 0 || echo 1)"
-  check 'patched CLI, agent-managed: dsh-context verify rebuilds every request from session.jsonl.zstd' $status
+  check 'patched CLI, agent-managed: dsh-seam verify rebuilds every request from session.jsonl.zstd' $status
   projected=$(grep -oE '[0-9]+ projected' "$WORK/cli/patched-managed/inspect.txt" | grep -oE '[0-9]+' || echo 0)
-  check "patched CLI, agent-managed: dsh-context inspect shows projected requests ($projected)" "$( [ "${projected:-0}" -gt 0 ] && echo 0 || echo 1)"
+  check "patched CLI, agent-managed: dsh-seam inspect shows projected requests ($projected)" "$( [ "${projected:-0}" -gt 0 ] && echo 0 || echo 1)"
 else
   check 'patched CLI, agent-managed (not run: the patched build failed)' 1
 fi

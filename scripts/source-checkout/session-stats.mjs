@@ -2,7 +2,7 @@
 // Counts of a persisted DSH session log (session.jsonl or session.jsonl.zstd), as one JSON line:
 // { events, turns (completed turn/end), failedTurns, toolCalls (tool/call), toolResults, projections
 // (request/projection), compactions (compaction/* events), modes (agent-tavern/context-mode data.mode values) }.
-// The log is read with @dsh-context/agent-context's reader (each Zstandard frame DSH writes, torn frames refused).
+// The log is read with @dsh-seam/agent-context's reader (each Zstandard frame DSH writes, torn frames refused).
 // Usage: session-stats.mjs <session.jsonl[.zstd]>
 import { readSessionLog } from '../../packages/dsh-agent-context/lib/index.js'
 

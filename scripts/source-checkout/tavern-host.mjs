@@ -3,9 +3,9 @@
 // is mounted here, on each agent's own context, when the agent is published. The tavern's mount settles before the
 // agent's first step: a mount that fails (AgentTavern's `mode-unavailable` on a host without the agent/context seam
 // or projection-aware compaction) fails that step with AgentTavern's error, so nothing is sent unmanaged.
-// Bundled with @dsh-context/agent-tavern by bundle-plugins.mjs; @deepseek-ai/* stay the checkout's own modules.
+// Bundled with @dsh-seam/agent-tavern by bundle-plugins.mjs; @deepseek-ai/* stay the checkout's own modules.
 import z from '@deepseek-ai/schemastery'
-import { AgentTavern } from '@dsh-context/agent-tavern'
+import { AgentTavern } from '@dsh-seam/agent-tavern'
 
 export const name = 'agent-tavern-host'
 

@@ -1,5 +1,5 @@
 /**
- * `dsh-context inspect` and `verify`, run as a child process on session logs persisted by a real patched loop, and on
+ * `dsh-seam inspect` and `verify`, run as a child process on session logs persisted by a real patched loop, and on
  * copies of them broken one host invariant at a time.
  */
 
@@ -10,15 +10,15 @@ import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
 import type { RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage } from '@deepseek-ai/dsh-session'
-import { projectionEvents, readSessionLog } from '@dsh-context/agent-context'
-import type { LogViolation, RequestSummary } from '@dsh-context/dsh-context-cli'
-import { EXIT } from '@dsh-context/dsh-context-cli'
-import type { BootedLoop } from '@dsh-context/loop-testkit'
-import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
+import { projectionEvents, readSessionLog } from '@dsh-seam/agent-context'
+import type { LogViolation, RequestSummary } from '@dsh-seam/cli'
+import { EXIT } from '@dsh-seam/cli'
+import type { BootedLoop } from '@dsh-seam/loop-testkit'
+import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { rewriteEvent, runCli, selected, surfaceBefore } from './support.ts'
 
-const root = mkdtempSync(join(tmpdir(), 'dsh-context-cli-'))
+const root = mkdtempSync(join(tmpdir(), 'seam-cli-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 let loop: BootedLoop
@@ -77,11 +77,11 @@ function violationOf(path: string): LogViolation & { line: number } {
   expect(report.ok).toBe(false)
   const { violation } = report
   const revision = violation.revision === undefined ? 'no revision' : `revision "${violation.revision}"`
-  expect(run.stderr).toBe(`dsh-context verify: ${path} line ${violation.line} (seq ${violation.seq}, turn ${violation.turn} step ${violation.step}, ${revision}): [${violation.code}] ${violation.message}\n`)
+  expect(run.stderr).toBe(`dsh-seam verify: ${path} line ${violation.line} (seq ${violation.seq}, turn ${violation.turn} step ${violation.step}, ${revision}): [${violation.code}] ${violation.message}\n`)
   return violation
 }
 
-describe('dsh-context inspect', () => {
+describe('dsh-seam inspect', () => {
   it('lists every request the adapter received, with the surface runs it left out and its revision', () => {
     const run = runCli('inspect', projected.path, '--json')
     expect(run.status).toBe(EXIT.ok)
@@ -141,7 +141,7 @@ describe('dsh-context inspect', () => {
   })
 })
 
-describe('dsh-context verify', () => {
+describe('dsh-seam verify', () => {
   it('exits 0 on logs the patched loop wrote, with and without projections', () => {
     const run = runCli('verify', projected.path)
     expect(run).toMatchObject({ status: EXIT.ok, stderr: '' })

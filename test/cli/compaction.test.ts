@@ -1,5 +1,5 @@
 /**
- * `dsh-context` on a persisted session where projection-aware compaction replaces the surface inside projected steps
+ * `dsh-seam` on a persisted session where projection-aware compaction replaces the surface inside projected steps
  * (the compaction package's "last 3 turns exceed" scenario): projections on both sides of each surface replace verify,
  * and inspect counts the nodes of the replaced surface.
  */
@@ -7,17 +7,17 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { replayRequests } from '@dsh-context/agent-context'
-import type { RequestSummary } from '@dsh-context/dsh-context-cli'
-import { EXIT } from '@dsh-context/dsh-context-cli'
-import { sessionLogPath } from '@dsh-context/loop-testkit'
+import { replayRequests } from '@dsh-seam/agent-context'
+import type { RequestSummary } from '@dsh-seam/cli'
+import { EXIT } from '@dsh-seam/cli'
+import { sessionLogPath } from '@dsh-seam/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { compactedSession, runCli } from './support.ts'
 
-const root = mkdtempSync(join(tmpdir(), 'dsh-context-compaction-'))
+const root = mkdtempSync(join(tmpdir(), 'dsh-seam-compaction-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
-describe('dsh-context on a compacted, projected session', () => {
+describe('dsh-seam on a compacted, projected session', () => {
   it('verifies projections made under every surface generation', async () => {
     const run = await compactedSession(root)
     expect(run.compactions).toBeGreaterThan(0)

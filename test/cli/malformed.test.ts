@@ -1,5 +1,5 @@
 /**
- * `dsh-context` on every kind of file that is not a complete, current session log, tried as an operator would: each
+ * `dsh-seam` on every kind of file that is not a complete, current session log, tried as an operator would: each
  * exits 2 with one line naming the file, the line where one is at fault, the problem and its code, and never a stack
  * trace. The broken logs are copies of one a real patched loop persisted (tool calls and projections).
  */
@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { zstdCompressSync } from 'node:zlib'
-import { EXIT, main } from '@dsh-context/dsh-context-cli'
-import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
+import { EXIT, main } from '@dsh-seam/cli'
+import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from './support.ts'
 
-const root = mkdtempSync(join(tmpdir(), 'dsh-context-malformed-'))
+const root = mkdtempSync(join(tmpdir(), 'dsh-seam-malformed-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 let logPath: string
@@ -52,7 +52,7 @@ function file(content: string | Buffer, name = `log-${++files}.jsonl`): string {
   return path
 }
 
-const KEEP_LAST_TURNS = fileURLToPath(import.meta.resolve('@dsh-context/context-policies/keep-last-turns'))
+const KEEP_LAST_TURNS = fileURLToPath(import.meta.resolve('@dsh-seam/context-policies/keep-last-turns'))
 /** Every command with the options it needs; none writes or prints anything for a file that is not a session log. */
 const COMMANDS = [['verify'], ['inspect'], ['report', '-o', join(root, 'never-written.html')], ['simulate', '--policy', KEEP_LAST_TURNS]]
 
@@ -64,7 +64,7 @@ async function expectRefused(path: string, code: string, line: number | undefine
     expect(run.status).toBe(EXIT.unreadable)
     expect(run.stdout).toBe('')
     const at = line === undefined ? '' : ` line ${line}`
-    const match = new RegExp(`^dsh-context ${command}: session log ${path}${at}: (.+) \\[${code}\\]\\n$`).exec(run.stderr)
+    const match = new RegExp(`^dsh-seam ${command}: session log ${path}${at}: (.+) \\[${code}\\]\\n$`).exec(run.stderr)
     expect(match, run.stderr).not.toBeNull()
     problem = match![1]!
   }
@@ -233,7 +233,7 @@ describe('events whose data is not what their type declares', () => {
     const line = lineOfType('request/projection')
     const run = await dshContext('verify', withData(line, old => ({ ...old, include: 'all' })), '--quiet')
     expect(run.status).toBe(EXIT.violation)
-    expect(run.stderr).toMatch(new RegExp(`^dsh-context verify: .* line ${line} \\(seq \\d+, turn \\d+ step \\d+, revision "keep-last-4"\\): \\[malformed-projection\\] .*\\n$`))
+    expect(run.stderr).toMatch(new RegExp(`^dsh-seam verify: .* line ${line} \\(seq \\d+, turn \\d+ step \\d+, revision "keep-last-4"\\): \\[malformed-projection\\] .*\\n$`))
   })
 
   it.each([
@@ -244,7 +244,7 @@ describe('events whose data is not what their type declares', () => {
     const line = lineOfType('request/projection')
     const run = await dshContext('verify', withData(line, old => ({ ...old, revision })), '--quiet')
     expect(run.status).toBe(EXIT.violation)
-    expect(run.stderr).toMatch(new RegExp(`^dsh-context verify: .* line ${line} \\(seq \\d+, turn \\d+ step \\d+, .*\\): \\[malformed-projection\\] .*optional revision that is a printable string of at most 200 characters`))
+    expect(run.stderr).toMatch(new RegExp(`^dsh-seam verify: .* line ${line} \\(seq \\d+, turn \\d+ step \\d+, .*\\): \\[malformed-projection\\] .*optional revision that is a printable string of at most 200 characters`))
   })
 
   it('a projection whose revision is 150 emoji verifies: characters are counted as users count them', async () => {
@@ -270,14 +270,14 @@ describe('arguments', () => {
   ])('%j exits 2 saying what is wrong, on one line', async (args, problem) => {
     const run = await dshContext(...args)
     expect(run).toMatchObject({ status: EXIT.unreadable, stdout: '' })
-    const [, said] = /^dsh-context: (.*) \(run dsh-context --help for usage\)\n$/.exec(run.stderr) ?? []
+    const [, said] = /^dsh-seam: (.*) \(run dsh-seam --help for usage\)\n$/.exec(run.stderr) ?? []
     expect(said).toMatch(problem)
   })
 
   it('prints its usage with --help', async () => {
     const run = await dshContext('--help')
     expect(run.status).toBe(EXIT.ok)
-    expect(run.stdout).toMatch(/^usage: dsh-context inspect <session.jsonl> \[--json\] \[--quiet\]\n {7}dsh-context verify <session.jsonl> \[--json\] \[--quiet\]\n/)
+    expect(run.stdout).toMatch(/^usage: dsh-seam inspect <session.jsonl> \[--json\] \[--quiet\]\n {7}dsh-seam verify <session.jsonl> \[--json\] \[--quiet\]\n/)
   })
 })
 
@@ -291,8 +291,8 @@ describe('the executable', () => {
       expect(run.stderr.split('\n')).toHaveLength(2)
       expect(run.stderr).not.toMatch(/\n\s+at /)
     }
-    expect(runs[0]!.stderr).toBe(`dsh-context verify: session log ${root}: is a directory, not a session log file [not-a-file]\n`)
-    expect(runs[1]!.stderr).toMatch(new RegExp(`^dsh-context inspect: session log ${nulled} line ${line}: holds a request/projection event \\(seq \\d+\\) whose data is null, not an object \\[invalid-event\\]\\n$`))
+    expect(runs[0]!.stderr).toBe(`dsh-seam verify: session log ${root}: is a directory, not a session log file [not-a-file]\n`)
+    expect(runs[1]!.stderr).toMatch(new RegExp(`^dsh-seam inspect: session log ${nulled} line ${line}: holds a request/projection event \\(seq \\d+\\) whose data is null, not an object \\[invalid-event\\]\\n$`))
     expect(JSON.parse(runs[2]!.stdout)).toEqual({ file: nulled, ok: false, error: { code: 'invalid-event', line, message: expect.stringContaining('whose data is null') as unknown } })
   })
 })

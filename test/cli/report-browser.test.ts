@@ -1,5 +1,5 @@
 /**
- * `dsh-context report` in a real browser: the page a compacted, projected session produces opens in headless Chromium
+ * `dsh-seam report` in a real browser: the page a compacted, projected session produces opens in headless Chromium
  * (Debian's `chromium`, driven by `playwright-core`; nothing is downloaded), every map cell on screen says what the
  * log's projections say about that node, the demo's managed session is drawn as `inspect` reports it, hovering shows log text as text, and a screenshot is written to `out/`.
  * Without a Chromium the suite is skipped with one printed line.
@@ -9,10 +9,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { readSessionLog, replayRequests } from '@dsh-context/agent-context'
-import type { RequestSummary } from '@dsh-context/dsh-context-cli'
-import { CELL, EXIT } from '@dsh-context/dsh-context-cli'
-import { bootLoop, conversationReply, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
+import { readSessionLog, replayRequests } from '@dsh-seam/agent-context'
+import type { RequestSummary } from '@dsh-seam/cli'
+import { CELL, EXIT } from '@dsh-seam/cli'
+import { bootLoop, conversationReply, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
 import type { Browser, Page } from 'playwright-core'
 import { chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -24,7 +24,7 @@ const executable = CANDIDATES.find(path => path !== undefined && path !== '' && 
 if (executable === undefined) console.log('report browser test skipped: no Chromium installed (apt-get install chromium)')
 
 const OUT = new URL('../../out/', import.meta.url)
-const root = mkdtempSync(join(tmpdir(), 'dsh-context-report-'))
+const root = mkdtempSync(join(tmpdir(), 'dsh-seam-report-'))
 let browser: Browser | undefined
 afterAll(async () => {
   await browser?.close()
@@ -85,7 +85,7 @@ async function open(path: string): Promise<Page> {
   return page
 }
 
-describe.skipIf(executable === undefined)('dsh-context report in Chromium', () => {
+describe.skipIf(executable === undefined)('dsh-seam report in Chromium', () => {
   let log: string
   let events: SessionEvent[]
 

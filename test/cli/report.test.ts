@@ -1,22 +1,22 @@
 /**
- * `dsh-context report` without a browser: on the AgentTavern demo's managed session its figures are `inspect`'s,
+ * `dsh-seam report` without a browser: on the AgentTavern demo's managed session its figures are `inspect`'s,
  * request for request, with the provider's usage from the log beside them; the page references nothing outside itself.
  */
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { readSessionLog } from '@dsh-context/agent-context'
-import { promptTokens } from '@dsh-context/compaction-effective-projection'
-import type { RequestSummary } from '@dsh-context/dsh-context-cli'
-import { EXIT } from '@dsh-context/dsh-context-cli'
+import { readSessionLog } from '@dsh-seam/agent-context'
+import { promptTokens } from '@dsh-seam/compaction-effective-projection'
+import type { RequestSummary } from '@dsh-seam/cli'
+import { EXIT } from '@dsh-seam/cli'
 import { afterAll, describe, expect, it } from 'vitest'
 import { managedDemoSession, runCli } from './support.ts'
 
-const root = mkdtempSync(join(tmpdir(), 'dsh-context-report-json-'))
+const root = mkdtempSync(join(tmpdir(), 'dsh-seam-report-json-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
-describe('dsh-context report', () => {
+describe('dsh-seam report', () => {
   it('reports inspect\'s figures for every request, with the provider-reported usage, in a page that loads nothing', async () => {
     const { path, errors } = await managedDemoSession(join(root, 'sessions'), 30)
     expect(errors).toEqual([])
@@ -45,6 +45,6 @@ describe('dsh-context report', () => {
     const run = runCli('report', path, '-o', html)
     expect(run.status).toBe(EXIT.ok)
     expect(run.stdout).toMatch(new RegExp(`^wrote ${html}: \\d+ requests × \\d+ surface nodes, 1 map page of 200 requests, \\d+ KiB\\n$`))
-    expect(runCli('report', path, '-o', join(root, 'no-such-dir', 'x.html'))).toMatchObject({ status: EXIT.unreadable, stdout: '', stderr: `dsh-context report: cannot write ${join(root, 'no-such-dir', 'x.html')}: ENOENT\n` })
+    expect(runCli('report', path, '-o', join(root, 'no-such-dir', 'x.html'))).toMatchObject({ status: EXIT.unreadable, stdout: '', stderr: `dsh-seam report: cannot write ${join(root, 'no-such-dir', 'x.html')}: ENOENT\n` })
   })
 })

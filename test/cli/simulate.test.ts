@@ -1,5 +1,5 @@
 /**
- * `dsh-context simulate` against the real loop: with a scripted model whose replies do not depend on what it is sent,
+ * `dsh-seam simulate` against the real loop: with a scripted model whose replies do not depend on what it is sent,
  * the requests simulate computes for keep-last-N on a session recorded without a listener are the requests a real
  * loop with that listener sends; AgentTavern's policy replayed on the managed session it recorded reproduces it; the
  * table and `--json` put both example policies beside the recorded selection; a listener that touches the live agent
@@ -12,19 +12,19 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import { isAgentLoopRequest } from '@deepseek-ai/dsh-llm'
-import { readSessionLog } from '@dsh-context/agent-context'
-import { priceRequest, requestEnvelope } from '@dsh-context/compaction-effective-projection'
-import { keepLastTurns } from '@dsh-context/context-policies'
-import type { PolicyFigures, RecallProbe } from '@dsh-context/dsh-context-cli'
-import { EXIT, loadPolicy, meterPricer, simulate } from '@dsh-context/dsh-context-cli'
-import type { ScriptEntry } from '@dsh-context/loop-testkit'
-import { bootLoop, canonicalJson, patchedDsh, sessionLogPath, textReply, toolCallReply } from '@dsh-context/loop-testkit'
+import { readSessionLog } from '@dsh-seam/agent-context'
+import { priceRequest, requestEnvelope } from '@dsh-seam/compaction-effective-projection'
+import { keepLastTurns } from '@dsh-seam/context-policies'
+import type { PolicyFigures, RecallProbe } from '@dsh-seam/cli'
+import { EXIT, loadPolicy, meterPricer, simulate } from '@dsh-seam/cli'
+import type { ScriptEntry } from '@dsh-seam/loop-testkit'
+import { bootLoop, canonicalJson, patchedDsh, sessionLogPath, textReply, toolCallReply } from '@dsh-seam/loop-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { managedDemoSession, runCli } from './support.ts'
 
-const KEEP_LAST_TURNS = fileURLToPath(import.meta.resolve('@dsh-context/context-policies/keep-last-turns'))
-const AGENT_TAVERN = fileURLToPath(import.meta.resolve('@dsh-context/context-policies/agent-tavern'))
-const root = mkdtempSync(join(tmpdir(), 'dsh-context-simulate-'))
+const KEEP_LAST_TURNS = fileURLToPath(import.meta.resolve('@dsh-seam/context-policies/keep-last-turns'))
+const AGENT_TAVERN = fileURLToPath(import.meta.resolve('@dsh-seam/context-policies/agent-tavern'))
+const root = mkdtempSync(join(tmpdir(), 'dsh-seam-simulate-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 /** Replies that depend only on the request's index: every third request calls `echo`, the rest answer in text. */
@@ -113,7 +113,7 @@ describe('a listener that touches the live agent', () => {
     const run = runCli('simulate', path, '--policy', module)
     expect(run.status).toBe(EXIT.unreadable)
     expect(run.stdout).toBe('')
-    expect(run.stderr).toMatch(new RegExp(`^dsh-context simulate: policy toucher: its (createListener|listener at turn \\d+ step \\d+ \\(seq \\d+\\)) touched ${touched.replace('.', '\\.')}: a listener that calls the agent or its tools cannot be replayed from a log \\[live-agent\\]\\n$`))
+    expect(run.stderr).toMatch(new RegExp(`^dsh-seam simulate: policy toucher: its (createListener|listener at turn \\d+ step \\d+ \\(seq \\d+\\)) touched ${touched.replace('.', '\\.')}: a listener that calls the agent or its tools cannot be replayed from a log \\[live-agent\\]\\n$`))
   })
 
   it.each([

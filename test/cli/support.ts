@@ -1,17 +1,17 @@
-/** Running `dsh-context` as a child process, and editing a real persisted log into a broken one. */
+/** Running `dsh-seam` as a child process, and editing a real persisted log into a broken one. */
 
 import { spawnSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage, foldSurface } from '@deepseek-ai/dsh-session'
-import { CLI_BIN } from '@dsh-context/dsh-context-cli'
-import { AgentTavern } from '@dsh-context/agent-tavern'
-import { DEMO_CONTEXT_WINDOW, demoCompaction, roleplayReply, story, tavernConfig } from '@dsh-context/agent-tavern-demo'
-import { bootLoop, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
+import { CLI_BIN } from '@dsh-seam/cli'
+import { AgentTavern } from '@dsh-seam/agent-tavern'
+import { DEMO_CONTEXT_WINDOW, demoCompaction, roleplayReply, story, tavernConfig } from '@dsh-seam/agent-tavern-demo'
+import { bootLoop, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
 import type { LastTurnsRun } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { runLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 
-/** What one `dsh-context` run printed and returned. */
+/** What one `dsh-seam` run printed and returned. */
 export interface CliRun {
   readonly status: number | null
   readonly stdout: string
@@ -19,7 +19,7 @@ export interface CliRun {
 }
 
 /**
- * Run the built `dsh-context` executable under the current Node.
+ * Run the built `dsh-seam` executable under the current Node.
  * @param args - its arguments.
  * @returns exit status and output.
  */

@@ -1,5 +1,5 @@
 /**
- * `dsh-context` on the AgentTavern demo's sessions, persisted: the demo's roleplay in both context modes on a real
+ * `dsh-seam` on the AgentTavern demo's sessions, persisted: the demo's roleplay in both context modes on a real
  * patched loop with projection-aware compaction; native mode on a window small enough that it compacts, so the logs hold
  * tool units, surface replaces and managed projections.
  */
@@ -8,19 +8,19 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { isAgentLoopRequest } from '@deepseek-ai/dsh-llm'
-import type { ContextMode } from '@dsh-context/agent-tavern'
-import { AgentTavern } from '@dsh-context/agent-tavern'
-import { demoCompaction, MIRA, OPENING_SCENE, roleplayReply, story } from '@dsh-context/agent-tavern-demo'
-import type { RequestSummary } from '@dsh-context/dsh-context-cli'
-import { EXIT } from '@dsh-context/dsh-context-cli'
-import { bootLoop, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
+import type { ContextMode } from '@dsh-seam/agent-tavern'
+import { AgentTavern } from '@dsh-seam/agent-tavern'
+import { demoCompaction, MIRA, OPENING_SCENE, roleplayReply, story } from '@dsh-seam/agent-tavern-demo'
+import type { RequestSummary } from '@dsh-seam/cli'
+import { EXIT } from '@dsh-seam/cli'
+import { bootLoop, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from './support.ts'
 
 const TURNS = 60
 /** Native mode compacts within 60 turns on 12,000 tokens; managed mode runs on the demo's window (its policy needs it). */
 const WINDOW: Record<ContextMode, number> = { 'dsh-native': 12_000, 'agent-managed': 90_000 }
-const root = mkdtempSync(join(tmpdir(), 'dsh-context-tavern-'))
+const root = mkdtempSync(join(tmpdir(), 'dsh-seam-tavern-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 async function persistedDemo(mode: ContextMode) {
@@ -39,7 +39,7 @@ async function persistedDemo(mode: ContextMode) {
   return { path: sessionLogPath(loop, agent), sent, events: agent.session.events }
 }
 
-describe('dsh-context on the AgentTavern demo\'s persisted sessions', () => {
+describe('dsh-seam on the AgentTavern demo\'s persisted sessions', () => {
   it.each(['dsh-native', 'agent-managed'] as const)('verifies and inspects the %s session', async mode => {
     const { path, sent, events } = await persistedDemo(mode)
     const verified = runCli('verify', path)

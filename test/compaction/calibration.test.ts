@@ -4,9 +4,9 @@
  */
 
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
-import { UsageCalibration } from '@dsh-context/compaction-effective-projection'
-import { replayRequests } from '@dsh-context/agent-context'
-import { patchedDsh } from '@dsh-context/loop-testkit'
+import { UsageCalibration } from '@dsh-seam/compaction-effective-projection'
+import { replayRequests } from '@dsh-seam/agent-context'
+import { patchedDsh } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import type { Context } from '@deepseek-ai/cordis'
 import { requestPrice, runLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'

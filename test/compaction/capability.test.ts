@@ -3,10 +3,10 @@
  * patched loop, as the AgentTavern capability check reads it; misconfiguration fails plugin load.
  */
 
-import { hasProjectionAwareCompaction, ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
-import { inspectCapabilities } from '@dsh-context/agent-tavern'
-import type { DshModules } from '@dsh-context/loop-testkit'
-import { bootLoop, patchedDsh, stockDsh } from '@dsh-context/loop-testkit'
+import { hasProjectionAwareCompaction, ProjectionAwareCompactionEngine } from '@dsh-seam/compaction-effective-projection'
+import { inspectCapabilities } from '@dsh-seam/agent-tavern'
+import type { DshModules } from '@dsh-seam/loop-testkit'
+import { bootLoop, patchedDsh, stockDsh } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 
 const [patched, stock] = [await patchedDsh(), await stockDsh()]

@@ -6,8 +6,8 @@
 
 import type { Agent, ContextSelection } from '@deepseek-ai/dsh-agent'
 import type { Context } from '@deepseek-ai/cordis'
-import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
-import { patchedDsh } from '@dsh-context/loop-testkit'
+import { ProjectionAwareCompactionEngine } from '@dsh-seam/compaction-effective-projection'
+import { patchedDsh } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import { bootScenario, keepLastTurns, requestPrice } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { compactionsOf, expectEveryRequestReplayed, loopRequests } from './support.ts'

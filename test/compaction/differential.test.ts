@@ -6,7 +6,7 @@
  */
 
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
-import { canonicalJson, patchedDsh, stockDsh } from '@dsh-context/loop-testkit'
+import { canonicalJson, patchedDsh, stockDsh } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import type { LastTurnsOptions, LastTurnsRun } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { runLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'

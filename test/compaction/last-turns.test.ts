@@ -4,7 +4,7 @@
  * nothing while the projection fits, and both engines' counts are printed side by side.
  */
 
-import { patchedDsh } from '@dsh-context/loop-testkit'
+import { patchedDsh } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import { compactionCounts, countsTable } from '../../packages/compaction-effective-projection/scenarios/counts.ts'
 import { requestPrice, runLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'

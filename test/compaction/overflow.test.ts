@@ -5,8 +5,8 @@
  */
 
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { checkProjection, contextNodes, NodeIndex, replayRequests } from '@dsh-context/agent-context'
-import { canonicalJson, patchedDsh } from '@dsh-context/loop-testkit'
+import { checkProjection, contextNodes, NodeIndex, replayRequests } from '@dsh-seam/agent-context'
+import { canonicalJson, patchedDsh } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import type { EngineChoice } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { runLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'

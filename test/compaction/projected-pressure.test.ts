@@ -6,8 +6,8 @@
 
 import type { Agent, ContextNode } from '@deepseek-ai/dsh-agent'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { priceRequest, requestEnvelope } from '@dsh-context/compaction-effective-projection'
-import { patchedDsh } from '@dsh-context/loop-testkit'
+import { priceRequest, requestEnvelope } from '@dsh-seam/compaction-effective-projection'
+import { patchedDsh } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import type { EngineChoice, LastTurnsOptions } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { bootScenario, keepLastTurns, requestPrice } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'

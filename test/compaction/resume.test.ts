@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { canonicalJson, patchedDsh } from '@dsh-context/loop-testkit'
+import { canonicalJson, patchedDsh } from '@dsh-seam/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { bootScenario, keepLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { compactionsOf, expectEveryRequestReplayed, loopRequests } from './support.ts'

@@ -5,9 +5,9 @@
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Context } from '@deepseek-ai/cordis'
-import type { ProjectionCompactionConfig } from '@dsh-context/compaction-effective-projection'
-import { hasProjectionAwareCompaction, ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
-import { patchedDsh } from '@dsh-context/loop-testkit'
+import type { ProjectionCompactionConfig } from '@dsh-seam/compaction-effective-projection'
+import { hasProjectionAwareCompaction, ProjectionAwareCompactionEngine } from '@dsh-seam/compaction-effective-projection'
+import { patchedDsh } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import { bootScenario, keepLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { compactionsOf, expectEveryRequestReplayed, loopRequests } from './support.ts'

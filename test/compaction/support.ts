@@ -3,8 +3,8 @@
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { diffRequest, replayRequests } from '@dsh-context/agent-context'
-import type { BootedLoop } from '@dsh-context/loop-testkit'
+import { diffRequest, replayRequests } from '@dsh-seam/agent-context'
+import type { BootedLoop } from '@dsh-seam/loop-testkit'
 import { expect } from 'vitest'
 import { isSummarization } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 

@@ -5,8 +5,8 @@
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import { deriveEventMessage } from '@deepseek-ai/dsh-session'
-import { bootLoop, conversationReply, conversationTurn, patchedDsh } from '@dsh-context/loop-testkit'
-import { projectionEvents } from '@dsh-context/agent-context'
+import { bootLoop, conversationReply, conversationTurn, patchedDsh } from '@dsh-seam/loop-testkit'
+import { projectionEvents } from '@dsh-seam/agent-context'
 import { describe, expect, it } from 'vitest'
 import { expectAgentVerifies } from './support.ts'
 

@@ -2,7 +2,7 @@
 // keep-last listener for `turns` turns, then sends one more prompt whose request the model never answers. When that
 // request reaches the model it reports the session file and the number of events logged, and waits to be killed.
 // Usage: node crash-child.mjs <persist root> <session id> <turns>
-import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, scriptedAdapter, sessionLogPath } from '@dsh-context/loop-testkit'
+import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, scriptedAdapter, sessionLogPath } from '@dsh-seam/loop-testkit'
 
 const [root, id, turns] = process.argv.slice(2)
 const dsh = await patchedDsh()

@@ -14,16 +14,16 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { SessionLog } from '@dsh-context/agent-context'
-import { diffRequest, pendingProjection, readSessionLog, replayRequests, SessionLogError } from '@dsh-context/agent-context'
-import { EXIT } from '@dsh-context/dsh-context-cli'
-import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
+import type { SessionLog } from '@dsh-seam/agent-context'
+import { diffRequest, pendingProjection, readSessionLog, replayRequests, SessionLogError } from '@dsh-seam/agent-context'
+import { EXIT } from '@dsh-seam/cli'
+import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from '../cli/support.ts'
 
 const CHILD = new URL('./crash-child.mjs', import.meta.url)
 const TURNS_BEFORE_CRASH = 4
-const root = mkdtempSync(join(tmpdir(), 'dsh-context-crash-'))
+const root = mkdtempSync(join(tmpdir(), 'dsh-seam-crash-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 /** Read the log once the file holds at least `events` complete events. */

@@ -7,8 +7,8 @@
 
 import type { ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import type { AgentContextErrorCode } from '@dsh-context/agent-context'
-import { bootLoop, conversationReply, conversationTurn, patchedDsh } from '@dsh-context/loop-testkit'
+import type { AgentContextErrorCode } from '@dsh-seam/agent-context'
+import { bootLoop, conversationReply, conversationTurn, patchedDsh } from '@dsh-seam/loop-testkit'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { expectAgentVerifies, verifyEvents } from './support.ts'

@@ -1,7 +1,7 @@
 /**
  * One persisted session of thousands of turns with a keep-last projection listener and DSH's invariants on. The host
  * holds no per-request state (every offered node array is collected), heap grows in proportion to the log, and
- * every request verifies, in process and with `dsh-context verify` on the file; `report` pages it and, like `simulate`,
+ * every request verifies, in process and with `dsh-seam verify` on the file; `report` pages it and, like `simulate`,
  * reports progress on stderr only when stderr is a terminal.
  *
  * `LONG_SESSION_TURNS` sets the length (default 5,000: about 75 s on a 2-core machine, heap +40 MB after GC for a
@@ -13,17 +13,17 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { projectionEvents } from '@dsh-context/agent-context'
-import { EXIT, main, PROGRESS_MIN_BYTES } from '@dsh-context/dsh-context-cli'
-import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
+import { projectionEvents } from '@dsh-seam/agent-context'
+import { EXIT, main, PROGRESS_MIN_BYTES } from '@dsh-seam/cli'
+import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from '../cli/support.ts'
 import { expectAgentVerifies, heapAfterGc } from './support.ts'
 
-const KEEP_LAST_TURNS = fileURLToPath(import.meta.resolve('@dsh-context/context-policies/keep-last-turns'))
+const KEEP_LAST_TURNS = fileURLToPath(import.meta.resolve('@dsh-seam/context-policies/keep-last-turns'))
 const TURNS = Number(process.env['LONG_SESSION_TURNS'] ?? 5_000)
 if (!Number.isSafeInteger(TURNS) || TURNS < 100) throw new Error(`LONG_SESSION_TURNS must be an integer ≥ 100, got ${process.env['LONG_SESSION_TURNS']}`)
-const root = mkdtempSync(join(tmpdir(), 'dsh-context-long-'))
+const root = mkdtempSync(join(tmpdir(), 'dsh-seam-long-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MB`
@@ -72,7 +72,7 @@ describe(`a ${TURNS}-turn session`, () => {
     const verified = runCli('verify', sessionLogPath(loop, agent))
     expect(verified.status).toBe(EXIT.ok)
     expect(logBytes).toBeGreaterThanOrEqual(PROGRESS_MIN_BYTES)
-    expect(verified.stderr).toMatch(/^(dsh-context: [\d.]+\/[\d.]+ MiB read, [\d,]+ events \(\d+0%\)\n)+$/)
+    expect(verified.stderr).toMatch(/^(dsh-seam: [\d.]+\/[\d.]+ MiB read, [\d,]+ events \(\d+0%\)\n)+$/)
     expect(verified.stderr.trimEnd().split('\n').at(-1)).toMatch(/ \(100%\)$/)
 
     const html = join(root, 'long.html')
@@ -85,7 +85,7 @@ describe(`a ${TURNS}-turn session`, () => {
       let stderr = ''
       const status = await main([command[0]!, sessionLogPath(loop, agent), ...command.slice(1)], { stdout: { write: () => true }, stderr: { write: (text: string) => { stderr += text }, isTTY: true } })
       expect(status).toBe(EXIT.ok)
-      expect(stderr).toMatch(/^(dsh-context: [\d.]+\/[\d.]+ MiB read, [\d,]+ events \(\d+0%\)\n)+(dsh-context: [\d,]+\/[\d,]+ events replayed under 2 selections \(\d+0%\)\n)*$/)
+      expect(stderr).toMatch(/^(dsh-seam: [\d.]+\/[\d.]+ MiB read, [\d,]+ events \(\d+0%\)\n)+(dsh-seam: [\d,]+\/[\d,]+ events replayed under 2 selections \(\d+0%\)\n)*$/)
       expect(stderr.trimEnd().split('\n').at(-1)).toMatch(/ \(100%\)$/)
     }
   })

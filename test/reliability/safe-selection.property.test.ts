@@ -7,8 +7,8 @@
 
 import type { Agent, ContextSelection } from '@deepseek-ai/dsh-agent'
 import type { GenerateOptions, Message } from '@deepseek-ai/dsh-llm'
-import { diffRequest, replayRequests } from '@dsh-context/agent-context'
-import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
+import { diffRequest, replayRequests } from '@dsh-seam/agent-context'
+import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-seam/loop-testkit'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { isSummarization } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'

@@ -4,16 +4,16 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { diffRequest, replayRequests } from '@dsh-context/agent-context'
-import type { LogAnalysis, TokenPricer } from '@dsh-context/dsh-context-cli'
-import { analyzeLog, meterPricer } from '@dsh-context/dsh-context-cli'
-import type { BootedLoop } from '@dsh-context/loop-testkit'
+import { diffRequest, replayRequests } from '@dsh-seam/agent-context'
+import type { LogAnalysis, TokenPricer } from '@dsh-seam/cli'
+import { analyzeLog, meterPricer } from '@dsh-seam/cli'
+import type { BootedLoop } from '@dsh-seam/loop-testkit'
 import { expect } from 'vitest'
 
 let pricer: Promise<TokenPricer> | undefined
 
 /**
- * What `dsh-context verify` checks, in process: every request rebuilt, every projection against the host invariants.
+ * What `dsh-seam verify` checks, in process: every request rebuilt, every projection against the host invariants.
  * @param events - a session log.
  * @returns the analysis.
  */

@@ -4,8 +4,8 @@
  */
 
 import type { ContextSelection } from '@deepseek-ai/dsh-agent'
-import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
-import { projectionEvents } from '@dsh-context/agent-context'
+import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-seam/loop-testkit'
+import { projectionEvents } from '@dsh-seam/agent-context'
 import { describe, expect, it } from 'vitest'
 import { expectRequestsRebuiltFromLog, requestsOf, textOf } from './support.ts'
 

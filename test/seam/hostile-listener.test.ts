@@ -3,8 +3,8 @@
  * values; nothing reaches the model; the turn ends with an error and the log stays replayable.
  */
 
-import { AgentContextError, projectionEvents } from '@dsh-context/agent-context'
-import { bootLoop, patchedDsh, textReply } from '@dsh-context/loop-testkit'
+import { AgentContextError, projectionEvents } from '@dsh-seam/agent-context'
+import { bootLoop, patchedDsh, textReply } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import { aborted, expectRequestsRebuiltFromLog, listenerLatch, requestsOf } from './support.ts'
 

@@ -4,8 +4,8 @@
  */
 
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
-import { bootLoop, failureReply, patchedDsh, rebuildRequestsByPrefix, textReply } from '@dsh-context/loop-testkit'
-import { projectionEvents } from '@dsh-context/agent-context'
+import { bootLoop, failureReply, patchedDsh, rebuildRequestsByPrefix, textReply } from '@dsh-seam/loop-testkit'
+import { projectionEvents } from '@dsh-seam/agent-context'
 import { describe, expect, it } from 'vitest'
 import { requestsOf, textOf } from './support.ts'
 

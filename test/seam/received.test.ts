@@ -3,10 +3,9 @@
  */
 
 import type { ContextSelection } from '@deepseek-ai/dsh-agent'
-import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
+import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
-import { firstRequestDivergence } from '@dsh-context/agent-context'
+import { firstRequestDivergence } from '@dsh-seam/agent-context'
 
 const dsh = await patchedDsh()
 
@@ -46,7 +45,7 @@ describe('firstRequestDivergence', () => {
     const { events, received } = await session()
     expect(firstRequestDivergence(events, received.slice(0, -1))).toMatchObject({ code: 'request-count', index: 10, turn: 10 })
     const projection = events.findLast(event => event.type === 'request/projection')!
-    const wrong = events.map(event => event === projection ? { ...event, data: { ...event.data, generation: 7 } } as SessionEvent : event)
+    const wrong = events.map(event => event === projection ? { ...event, data: { ...event.data, generation: 7 } } : event)
     expect(firstRequestDivergence(wrong, received)).toMatchObject({ code: 'projection-generation', turn: 10, step: 1 })
   })
 })

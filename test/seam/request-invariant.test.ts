@@ -5,8 +5,8 @@
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Message } from '@deepseek-ai/dsh-llm'
-import { hasAgentContextSeam } from '@dsh-context/agent-loop-patch'
-import { bootLoop, patchedDsh, stockDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
+import { hasAgentContextSeam } from '@dsh-seam/agent-loop-patch'
+import { bootLoop, patchedDsh, stockDsh, textReply, toolCallReply } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import { requestsOf } from './support.ts'
 

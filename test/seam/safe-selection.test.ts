@@ -6,9 +6,9 @@
 
 import { setTimeout } from 'node:timers/promises'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import { projectionEvents } from '@dsh-context/agent-context'
-import type { BootedLoop } from '@dsh-context/loop-testkit'
-import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, textReply } from '@dsh-context/loop-testkit'
+import { projectionEvents } from '@dsh-seam/agent-context'
+import type { BootedLoop } from '@dsh-seam/loop-testkit'
+import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, textReply } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import { isSummarization } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { expectEveryRequestReplayed, loopRequests } from '../compaction/support.ts'
@@ -137,7 +137,7 @@ describe('stale seqs never brick an agent (invariant 5)', () => {
   })
 
   it('a pin that projection-aware compaction replaced mid-turn resolves, and later turns complete', async () => {
-    const { ProjectionAwareCompactionEngine } = await import('@dsh-context/compaction-effective-projection')
+    const { ProjectionAwareCompactionEngine } = await import('@dsh-seam/compaction-effective-projection')
     const loop = await bootLoop(dsh, {
       contextWindow: 1500,
       fallback: request => isSummarization(request) ? textReply('SUMMARY') : textReply(`answer ${'a long reply. '.repeat(20)}`),

@@ -1,7 +1,7 @@
 /** `agent/context` is scope-filtered like `agent/pre-step`: agent-scoped and preset-scoped listeners see only their agent. */
 
 import type { Context } from '@deepseek-ai/cordis'
-import { bootLoop, patchedDsh, textReply } from '@dsh-context/loop-testkit'
+import { bootLoop, patchedDsh, textReply } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import { textOf } from './support.ts'
 

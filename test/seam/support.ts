@@ -3,8 +3,8 @@
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import type { BootedLoop } from '@dsh-context/loop-testkit'
-import { rebuildRequestsByPrefix } from '@dsh-context/loop-testkit'
+import type { BootedLoop } from '@dsh-seam/loop-testkit'
+import { rebuildRequestsByPrefix } from '@dsh-seam/loop-testkit'
 import { expect } from 'vitest'
 
 /** The adapter requests one agent made. */

@@ -8,20 +8,20 @@ import { zstdCompressSync } from 'node:zlib'
 
 const seen = { imported: [] }
 const packages = [
-  '@dsh-context/agent-context',
-  '@dsh-context/agent-loop-patch',
-  '@dsh-context/agent-tavern',
-  '@dsh-context/compaction-effective-projection',
-  '@dsh-context/dsh-context-cli',
+  '@dsh-seam/agent-context',
+  '@dsh-seam/agent-loop-patch',
+  '@dsh-seam/agent-tavern',
+  '@dsh-seam/compaction-effective-projection',
+  '@dsh-seam/cli',
 ]
 for (const name of packages) {
   await import(name)
   seen.imported.push(name)
 }
-const { readSessionLog } = await import('@dsh-context/agent-context')
-const { assertAgentContextSeam, hasAgentContextSeam } = await import('@dsh-context/agent-loop-patch')
-const { AgentTavern, contextModeOf, contextModeRefusal } = await import('@dsh-context/agent-tavern')
-const { bootLoop, stockDsh, textReply } = await import('@dsh-context/loop-testkit')
+const { readSessionLog } = await import('@dsh-seam/agent-context')
+const { assertAgentContextSeam, hasAgentContextSeam } = await import('@dsh-seam/agent-loop-patch')
+const { AgentTavern, contextModeOf, contextModeRefusal } = await import('@dsh-seam/agent-tavern')
+const { bootLoop, stockDsh, textReply } = await import('@dsh-seam/loop-testkit')
 const session = await import('@deepseek-ai/dsh-session')
 seen.stockSession = !session.KNOWN_SESSION_EVENT_TYPES.has('request/projection')
 

@@ -9,8 +9,8 @@
 import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { Context } from '@deepseek-ai/cordis'
-import { AgentContextSeamError, assertAgentContextSeam } from '@dsh-context/agent-loop-patch'
-import { bootLoop, patchedDsh } from '@dsh-context/loop-testkit'
+import { AgentContextSeamError, assertAgentContextSeam } from '@dsh-seam/agent-loop-patch'
+import { bootLoop, patchedDsh } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 
 const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url))
@@ -21,11 +21,11 @@ describe('an app on stock DSH rc.8', () => {
     const seen = JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, unknown>
     expect(seen).toEqual({
       imported: [
-        '@dsh-context/agent-context',
-        '@dsh-context/agent-loop-patch',
-        '@dsh-context/agent-tavern',
-        '@dsh-context/compaction-effective-projection',
-        '@dsh-context/dsh-context-cli',
+        '@dsh-seam/agent-context',
+        '@dsh-seam/agent-loop-patch',
+        '@dsh-seam/agent-tavern',
+        '@dsh-seam/compaction-effective-projection',
+        '@dsh-seam/cli',
       ],
       stockSession: true,
       hasSeam: false,

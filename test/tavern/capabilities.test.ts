@@ -5,10 +5,10 @@
  */
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import { AgentTavern, CONTEXT_MODE_EVENT, contextModeOf, contextModeRefusal, inspectCapabilities, setContextMode } from '@dsh-context/agent-tavern'
-import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
-import type { BootedLoop } from '@dsh-context/loop-testkit'
-import { bootLoop, patchedDsh, stockDsh, textReply } from '@dsh-context/loop-testkit'
+import { AgentTavern, CONTEXT_MODE_EVENT, contextModeOf, contextModeRefusal, inspectCapabilities, setContextMode } from '@dsh-seam/agent-tavern'
+import { ProjectionAwareCompactionEngine } from '@dsh-seam/compaction-effective-projection'
+import type { BootedLoop } from '@dsh-seam/loop-testkit'
+import { bootLoop, patchedDsh, stockDsh, textReply } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import { MIRA, tavernAgent, tavernLoop } from './support.ts'
 

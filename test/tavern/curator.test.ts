@@ -6,10 +6,10 @@
  */
 
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
-import { AgentTavern, contentText, contextModeOf, contextModeRefusal, TAVERN_REFERENCE_HINT } from '@dsh-context/agent-tavern'
-import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
-import type { BootOptions } from '@dsh-context/loop-testkit'
-import { failureReply } from '@dsh-context/loop-testkit'
+import { AgentTavern, contentText, contextModeOf, contextModeRefusal, TAVERN_REFERENCE_HINT } from '@dsh-seam/agent-tavern'
+import { ProjectionAwareCompactionEngine } from '@dsh-seam/compaction-effective-projection'
+import type { BootOptions } from '@dsh-seam/loop-testkit'
+import { failureReply } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import { expectRebuiltFromLog, loopRequests, MIRA, SMALL_POLICY, tavernAgent, tavernLoop, toolModel } from './support.ts'
 

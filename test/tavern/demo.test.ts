@@ -10,8 +10,8 @@ import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import type { DemoReport, StoryLanguage } from '@dsh-context/agent-tavern-demo'
-import { reportChart, requestsCsv, runDemo } from '@dsh-context/agent-tavern-demo'
+import type { DemoReport, StoryLanguage } from '@dsh-seam/agent-tavern-demo'
+import { reportChart, requestsCsv, runDemo } from '@dsh-seam/agent-tavern-demo'
 import { beforeAll, describe, expect, it } from 'vitest'
 
 const TURNS = 200

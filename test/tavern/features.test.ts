@@ -5,9 +5,9 @@
  */
 
 import type { GenerateOptions, StreamChunk } from '@deepseek-ai/dsh-llm'
-import { AgentTavern, CONTEXT_MODE_EVENT, contentText, contextModeOf, contextModeRefusal, lastSelection } from '@dsh-context/agent-tavern'
-import { projectionEvents } from '@dsh-context/agent-context'
-import { priceRequest, requestEnvelope } from '@dsh-context/compaction-effective-projection'
+import { AgentTavern, CONTEXT_MODE_EVENT, contentText, contextModeOf, contextModeRefusal, lastSelection } from '@dsh-seam/agent-tavern'
+import { projectionEvents } from '@dsh-seam/agent-context'
+import { priceRequest, requestEnvelope } from '@dsh-seam/compaction-effective-projection'
 import { describe, expect, it } from 'vitest'
 import { REMINDER_SOURCES } from '../../packages/agent-tavern/src/anchor.ts'
 import { expectRebuiltFromLog, loopRequests, MIRA, runtimeContext, SMALL_POLICY, tavernAgent, tavernLoop, toolModel } from './support.ts'
@@ -136,7 +136,7 @@ describe('reminders', () => {
     const loop = await tavernLoop()
     const agent = await tavernAgent(loop, 'anchors', 'agent-managed')
     for (let i = 1; i <= 22; i++) await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
-    const reminders = agent.session.events.flatMap(event => event.type === 'user/message' && event.data.source.kind === 'plugin' && event.data.source.plugin.startsWith('@dsh-context/agent-tavern/') ? [event.data.id] : [])
+    const reminders = agent.session.events.flatMap(event => event.type === 'user/message' && event.data.source.kind === 'plugin' && event.data.source.plugin.startsWith('@dsh-seam/agent-tavern/') ? [event.data.id] : [])
     expect(reminders).toEqual(['agent-tavern-opening-1', 'agent-tavern-anchor-5', 'agent-tavern-anchor-10', 'agent-tavern-anchor-15', 'agent-tavern-anchor-20'])
     const last = loopRequests(loop).at(-1)!
     const sentReminders = last.messages.filter(message => message.source.kind === 'plugin' && Object.values<string>(REMINDER_SOURCES).includes(message.source.plugin)).map(message => message.id)

@@ -5,13 +5,13 @@
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { GenerateOptions, StreamChunk } from '@deepseek-ai/dsh-llm'
-import { diffRequest, replayRequests } from '@dsh-context/agent-context'
-import type { ContextMode } from '@dsh-context/agent-tavern'
-import { AgentTavern, contentText, TAVERN_REFERENCE_HINT } from '@dsh-context/agent-tavern'
-import { roleplayReply } from '@dsh-context/agent-tavern-demo'
-import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
-import type { BootedLoop, BootOptions, DshModules } from '@dsh-context/loop-testkit'
-import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-context/loop-testkit'
+import { diffRequest, replayRequests } from '@dsh-seam/agent-context'
+import type { ContextMode } from '@dsh-seam/agent-tavern'
+import { AgentTavern, contentText, TAVERN_REFERENCE_HINT } from '@dsh-seam/agent-tavern'
+import { roleplayReply } from '@dsh-seam/agent-tavern-demo'
+import { ProjectionAwareCompactionEngine } from '@dsh-seam/compaction-effective-projection'
+import type { BootedLoop, BootOptions, DshModules } from '@dsh-seam/loop-testkit'
+import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-seam/loop-testkit'
 import { expect } from 'vitest'
 
 /** The character the tests mount. */

@@ -7,7 +7,7 @@
 // provider (@deepseek-ai/dsh-llm-deepseek, route deepseek-official; DEEPSEEK_BASE_URL optional) and prints the same
 // figures plus the provider's usage; no targets, exits 1 only when the session reported an agent error.
 // Run from the repository root: npm run tavern [-- --lang zh --turns 300 --context-window 90000 --every 25 (0: every request)
-// --persist <dir> (each session's JSONL log under <dir>, for dsh-context report and simulate)]
+// --persist <dir> (each session's JSONL log under <dir>, for dsh-seam report and simulate)]
 // Live options: --model deepseek-v4-flash --turns 8 --context-window 20000; --scripted forces the offline model.
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -62,7 +62,7 @@ if (live) {
   console.log(`reasoning effort ${route.reasoningEffort}, at most ${tokens(route.maxTokens)} output tokens per request, a ${tokens(route.contextWindow)}-token context window`)
   console.log('declared for the model in the adapter catalog (the managed policy\'s budgets are shares of it).')
   console.log('Host: DSH 0.1.0-rc.8 AgentLoop (patched with the agent/context seam), DSH\'s runtime invariants on, compaction by')
-  console.log('@dsh-context/compaction-effective-projection (measure: projection).')
+  console.log('@dsh-seam/compaction-effective-projection (measure: projection).')
   console.log('Tokens: the DSH token meter; provider input/cache hit/output: the usage DeepSeek reported, from the log.\n')
   console.log('Requests')
   console.log(liveRequestTable(report).join('\n'))
@@ -78,7 +78,7 @@ if (live) {
 console.log(`AgentTavern demo: a ${turns}-turn ${lang === 'zh' ? 'Chinese' : 'English'} roleplay, the same script in both context modes.`)
 console.log(`Host: DSH 0.1.0-rc.8 AgentLoop (patched with the agent/context seam), DSH's runtime invariants on, scripted offline model`)
 console.log(`on route fake/fake-model with a ${contextWindow.toLocaleString('en-US')}-token context window, compaction by`)
-console.log(`@dsh-context/compaction-effective-projection (measure: projection; stock basic behaviour without a listener).`)
+console.log(`@dsh-seam/compaction-effective-projection (measure: projection; stock basic behaviour without a listener).`)
 console.log('Tokens: the DSH token meter (priceRequest: estimateHeader + estimateMessage, 4 chars/token in every script); the scripted')
 console.log('provider reports usage from a stand-in tokenizer (0.75 token per CJK character), and the managed budget is calibrated by it.\n')
 

@@ -1,6 +1,6 @@
 /**
  * A dependency-free SVG line chart of tokens per request, one line per series.
- * @module @dsh-context/agent-tavern-demo/chart
+ * @module @dsh-seam/agent-tavern-demo/chart
  */
 
 /** One line of the chart. */

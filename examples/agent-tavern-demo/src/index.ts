@@ -2,7 +2,7 @@
  * The AgentTavern demo: a long roleplay (English or Chinese) on an embedded deterministic model, run in both context modes on a real
  * DSH AgentLoop, with per-request token figures, prefix reuse, recall probes, replay verdicts and a chart; or, with
  * `DEEPSEEK_API_KEY` set, a short agent-managed session on the real DeepSeek provider.
- * @module @dsh-context/agent-tavern-demo
+ * @module @dsh-seam/agent-tavern-demo
  */
 
 export { bootLiveLoop, demoModel, LIVE_DEFAULTS, LIVE_KEY_ENV, LIVE_PROVIDER, runLive } from './live.ts'

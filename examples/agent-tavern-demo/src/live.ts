@@ -3,7 +3,7 @@
  * (`@deepseek-ai/dsh-llm-deepseek`, route `deepseek-official`), chosen when `DEEPSEEK_API_KEY` is set. The key and
  * `DEEPSEEK_BASE_URL` reach the adapter through a launch-environment snapshot of the given environment (the adapter's
  * fallback when no credential service is mounted); nothing else in the loop differs from the scripted demo.
- * @module @dsh-context/agent-tavern-demo/live
+ * @module @dsh-seam/agent-tavern-demo/live
  */
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
@@ -12,8 +12,8 @@ import { createLaunchEnvironmentSnapshot } from '@deepseek-ai/dsh-launch-environ
 import type { GenerateOptions, TokenUsage } from '@deepseek-ai/dsh-llm'
 import * as DeepSeek from '@deepseek-ai/dsh-llm-deepseek'
 import * as DeepSeekInvariant from '@deepseek-ai/dsh-llm-deepseek/invariant'
-import type { BootedLoop } from '@dsh-context/loop-testkit'
-import { bootLoop, patchedDsh } from '@dsh-context/loop-testkit'
+import type { BootedLoop } from '@dsh-seam/loop-testkit'
+import { bootLoop, patchedDsh } from '@dsh-seam/loop-testkit'
 import { providerUsage } from './metrics.ts'
 import type { SessionReport } from './run.ts'
 import { demoCompaction, measureSession, mountTavern, tavernConfig } from './run.ts'

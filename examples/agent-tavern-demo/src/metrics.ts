@@ -1,16 +1,16 @@
 /**
  * What the demo measures about one session, from its log and the requests the provider received: per-request tokens
  * (DSH token meter), prefix reuse, the replay verdict of every request, compactions, and the recall probes.
- * @module @dsh-context/agent-tavern-demo/metrics
+ * @module @dsh-seam/agent-tavern-demo/metrics
  */
 
 import type { GenerateOptions, Message, TokenUsage } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import type { ReplayedRequest } from '@dsh-context/agent-context'
-import { diffRequest } from '@dsh-context/agent-context'
-import { contentText, TOOL_NAMES } from '@dsh-context/agent-tavern'
-import type { RequestPricer } from '@dsh-context/compaction-effective-projection'
-import { priceRequest, promptTokens, requestEnvelope } from '@dsh-context/compaction-effective-projection'
+import type { ReplayedRequest } from '@dsh-seam/agent-context'
+import { diffRequest } from '@dsh-seam/agent-context'
+import { contentText, TOOL_NAMES } from '@dsh-seam/agent-tavern'
+import type { RequestPricer } from '@dsh-seam/compaction-effective-projection'
+import { priceRequest, promptTokens, requestEnvelope } from '@dsh-seam/compaction-effective-projection'
 import type { StoryTurn } from './story.ts'
 
 /** One loop request. */

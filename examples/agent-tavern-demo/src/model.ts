@@ -6,13 +6,13 @@
  * asked for a compaction summary, it writes one; otherwise it narrates. Every reply reports provider usage from
  * {@link providerTokens}, a stand-in tokenizer that, like real ones, spends far more tokens per CJK character than
  * the DSH meter's 4 characters per token.
- * @module @dsh-context/agent-tavern-demo/model
+ * @module @dsh-seam/agent-tavern-demo/model
  */
 
 import type { GenerateOptions, Message, StreamChunk } from '@deepseek-ai/dsh-llm'
-import type { HistorySearch } from '@dsh-context/agent-tavern'
-import { contentText, TOOL_NAMES } from '@dsh-context/agent-tavern'
-import { textReply, toolCallReply } from '@dsh-context/loop-testkit'
+import type { HistorySearch } from '@dsh-seam/agent-tavern'
+import { contentText, TOOL_NAMES } from '@dsh-seam/agent-tavern'
+import { textReply, toolCallReply } from '@dsh-seam/loop-testkit'
 import type { StoryLanguage } from './story.ts'
 import { storyPlaces } from './story.ts'
 

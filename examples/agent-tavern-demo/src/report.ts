@@ -1,7 +1,7 @@
 /**
  * The demo's printed report and files: text tables of requests, sessions, probes and targets, a CSV of every
  * request, and the chart.
- * @module @dsh-context/agent-tavern-demo/report
+ * @module @dsh-seam/agent-tavern-demo/report
  */
 
 import type { TokenUsage } from '@deepseek-ai/dsh-llm'

@@ -2,20 +2,20 @@
  * Run the demo story on a real DSH AgentLoop (offline, scripted model) in one context mode, or in both, and judge the
  * targets: managed peak request tokens at most 15% of native's, prefix reuse of at least 90%, every recall probe
  * answered from the log through `tavern_history_search`, every request rebuilt from the log.
- * @module @dsh-context/agent-tavern-demo/run
+ * @module @dsh-seam/agent-tavern-demo/run
  */
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
 import { isAgentLoopRequest } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { replayRequests } from '@dsh-context/agent-context'
-import { ProjectionAwareCompactionEngine } from '@dsh-context/compaction-effective-projection'
-import type { DshModules } from '@dsh-context/loop-testkit'
-import { bootLoop, patchedDsh, sessionLogPath } from '@dsh-context/loop-testkit'
-import type { ContextMode, LoreEntry } from '@dsh-context/agent-tavern'
-import { AgentTavern, AgentTavernError, contextModeRefusal, TAVERN_REFERENCE_HINT } from '@dsh-context/agent-tavern'
-import type { RequestPricer } from '@dsh-context/compaction-effective-projection'
+import { replayRequests } from '@dsh-seam/agent-context'
+import { ProjectionAwareCompactionEngine } from '@dsh-seam/compaction-effective-projection'
+import type { DshModules } from '@dsh-seam/loop-testkit'
+import { bootLoop, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
+import type { ContextMode, LoreEntry } from '@dsh-seam/agent-tavern'
+import { AgentTavern, AgentTavernError, contextModeRefusal, TAVERN_REFERENCE_HINT } from '@dsh-seam/agent-tavern'
+import type { RequestPricer } from '@dsh-seam/compaction-effective-projection'
 import type { ProbeRow, RequestRow } from './metrics.ts'
 import { prefixReuse, probeRows, requestRows, withProviderTokens } from './metrics.ts'
 import { roleplayReply } from './model.ts'

@@ -3,7 +3,7 @@
  * with words found nowhere else in the story; late turns ask about them (recall probes); every `noteEvery` turns the
  * user asks the character to keep a fact, and every `sceneEvery` turns the scene changes. In English or Chinese;
  * deterministic in `seed`.
- * @module @dsh-context/agent-tavern-demo/story
+ * @module @dsh-seam/agent-tavern-demo/story
  */
 
 /** One user turn. */

@@ -2,12 +2,12 @@
  * AgentTavern's `agent-managed` policy as a policy module: the listener AgentTavern mounts, built from the demo's
  * character config and context window, with the demo story's recall probes (each probe turn refers to the turn that
  * planted its fact). The listener reads the log through `agent.session` (usage calibration), never the live agent.
- * @module @dsh-context/context-policies/agent-tavern
+ * @module @dsh-seam/context-policies/agent-tavern
  */
 
-import { managedListener } from '@dsh-context/agent-tavern'
-import { DEMO_CONTEXT_WINDOW, story, tavernConfig } from '@dsh-context/agent-tavern-demo'
-import type { PolicyHost, PolicyListener, RecallProbe } from '@dsh-context/dsh-context-cli'
+import { managedListener } from '@dsh-seam/agent-tavern'
+import { DEMO_CONTEXT_WINDOW, story, tavernConfig } from '@dsh-seam/agent-tavern-demo'
+import type { PolicyHost, PolicyListener, RecallProbe } from '@dsh-seam/cli'
 
 /** The policy's name. */
 export const name = 'agent-tavern'

@@ -1,7 +1,7 @@
 /**
- * Example `agent/context` policy modules, each a module `dsh-context simulate --policy` loads (`lib/<name>.js`):
+ * Example `agent/context` policy modules, each a module `dsh-seam simulate --policy` loads (`lib/<name>.js`):
  * keep the last turns, and AgentTavern's managed policy with the demo's recall probes.
- * @module @dsh-context/context-policies
+ * @module @dsh-seam/context-policies
  */
 
 export * as agentTavern from './agent-tavern.ts'

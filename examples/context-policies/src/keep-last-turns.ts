@@ -1,14 +1,14 @@
 /**
  * An `agent/context` policy that keeps the last {@link KEEP_TURNS} user turns: every node from the newest turns' first
  * user message on. The host adds what it always sends (runtime-context snapshots, the continuing tool unit) and keeps
- * tool units whole. A policy module for `dsh-context simulate --policy` and for a real loop:
+ * tool units whole. A policy module for `dsh-seam simulate --policy` and for a real loop:
  * `agent.ctx.on('agent/context', createListener({ agent, meter: ctx.tokenMeter }))`.
- * @module @dsh-context/context-policies/keep-last-turns
+ * @module @dsh-seam/context-policies/keep-last-turns
  */
 
 import type { ContextSelection } from '@deepseek-ai/dsh-agent'
-import { isUserInput } from '@dsh-context/agent-context'
-import type { PolicyListener } from '@dsh-context/dsh-context-cli'
+import { isUserInput } from '@dsh-seam/agent-context'
+import type { PolicyListener } from '@dsh-seam/cli'
 
 /** Turns kept. */
 export const KEEP_TURNS = 3

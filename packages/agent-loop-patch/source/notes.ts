@@ -11,7 +11,7 @@
  *   own language switchers go, and a link back to the RFC itself is unlinked (its own anchors differ by language).
  *
  * Usage: node notes.ts <rfcs/NNNN-x.md | rfcs/NNNN-x.zh.md> <rfc.md>=<note.md>...   (prints the note)
- * @module @dsh-context/agent-loop-patch/source/notes
+ * @module @dsh-seam/agent-loop-patch/source/notes
  */
 
 import { readFileSync } from 'node:fs'

@@ -35,7 +35,7 @@ STEPS=(
   "2-log-intent|rfcs/0002-log-intent.md|$NOTES/2026-11-29-log-intent.md"
   "3-projection-compaction|rfcs/0003-projection-aware-compaction.md|$NOTES/2026-11-29-projection-aware-compaction.md"
 )
-export GIT_AUTHOR_NAME='dsh-context maintainers' GIT_AUTHOR_EMAIL='maintainers@dsh-context.invalid'
+export GIT_AUTHOR_NAME='dsh-seam maintainers' GIT_AUTHOR_EMAIL='maintainers@dsh-seam.invalid'
 export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 # Fixed base date: the exported files do not change when nothing but the clock moved.
 export GIT_COMMITTER_DATE='2026-11-29T00:00:00Z'

@@ -4,7 +4,7 @@
  * headers and prose stay. DSH's `docs/event-producer-consumer.zh.md` is kept this way (its rows are generator output).
  *
  * Usage: node zh-rows.ts <doc.md> <doc.zh.md>   (rewrites doc.zh.md)
- * @module @dsh-context/agent-loop-patch/source/zh-rows
+ * @module @dsh-seam/agent-loop-patch/source/zh-rows
  */
 
 import { readFileSync, writeFileSync } from 'node:fs'

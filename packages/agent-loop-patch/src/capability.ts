@@ -1,6 +1,6 @@
 /**
  * Runtime detection of the seam through what it adds: the app's dsh-session knows the `request/projection` event type.
- * @module @dsh-context/agent-loop-patch/capability
+ * @module @dsh-seam/agent-loop-patch/capability
  */
 
 import type { Context } from '@deepseek-ai/cordis'

@@ -1,11 +1,11 @@
 /**
  * The host side of `agent/context`: the one call the patched `ReactLoopAgent.step()` makes in place of
  * `session.deriveMessages()`, before every request attempt.
- * @module @dsh-context/agent-loop-patch/host
+ * @module @dsh-seam/agent-loop-patch/host
  */
 
 import type { Agent, AgentEventDispatch, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
-import type { NodesMark, NormalizedProjection } from '@dsh-context/agent-context'
+import type { NodesMark, NormalizedProjection } from '@dsh-seam/agent-context'
 import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { RequestProjection, Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import {
@@ -20,7 +20,7 @@ import {
   pendingProjectionOf,
   sessionEventAt,
   surfaceMark,
-} from '@dsh-context/agent-context'
+} from '@dsh-seam/agent-context'
 import { hasContextListener } from './listeners.ts'
 
 /**

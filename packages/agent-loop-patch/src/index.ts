@@ -1,7 +1,7 @@
 /**
  * The agent/context seam for `@deepseek-ai/dsh-agent-loop` 0.1.0-rc.8: the host step the patched loop calls, and
  * the runtime capability check consumers use to fail closed on a stock build.
- * @module @dsh-context/agent-loop-patch
+ * @module @dsh-seam/agent-loop-patch
  */
 
 export { projectRequestMessages } from './host.ts'

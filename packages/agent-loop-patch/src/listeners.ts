@@ -1,7 +1,7 @@
 /**
  * Which `agent/context` listeners would run for an agent, read from cordis' hook table with the filter its dispatch
  * applies to the agent's scope carrier, without dispatching.
- * @module @dsh-context/agent-loop-patch/listeners
+ * @module @dsh-seam/agent-loop-patch/listeners
  */
 
 import type { Context } from '@deepseek-ai/cordis'

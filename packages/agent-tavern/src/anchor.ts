@@ -3,7 +3,7 @@
  * step 1 to the end of the batch the step enters (after DSH's runtime context), so they are logged plugin-sourced user
  * messages and never touch a cached prefix. Their sources mark them as standing instructions (`form: 'instructions'`),
  * and the managed policy keeps the newest of each.
- * @module @dsh-context/agent-tavern/anchor
+ * @module @dsh-seam/agent-tavern/anchor
  */
 
 import type { Context } from '@deepseek-ai/cordis'
@@ -14,8 +14,8 @@ import { isUserSource, logOf, pluginOf, pluginSource } from './host-log.ts'
 
 /** Source plugins of the two reminders. */
 export const REMINDER_SOURCES = {
-  opening: '@dsh-context/agent-tavern/opening',
-  anchor: '@dsh-context/agent-tavern/anchor',
+  opening: '@dsh-seam/agent-tavern/opening',
+  anchor: '@dsh-seam/agent-tavern/anchor',
 } as const
 
 /** Which reminder. */

@@ -4,12 +4,12 @@
  * plus the `agent/context` seam and projection-aware compaction. Each is probed through what it adds to the host,
  * and a missing one makes its mode unavailable: enabling it fails, never degrading to a projection the host cannot
  * honour.
- * @module @dsh-context/agent-tavern/capabilities
+ * @module @dsh-seam/agent-tavern/capabilities
  */
 
 import type { Context } from '@deepseek-ai/cordis'
-import { hasAgentContextSeam } from '@dsh-context/agent-loop-patch'
-import { hasProjectionAwareCompaction } from '@dsh-context/compaction-effective-projection'
+import { hasAgentContextSeam } from '@dsh-seam/agent-loop-patch'
+import { hasProjectionAwareCompaction } from '@dsh-seam/compaction-effective-projection'
 import { AgentTavernError } from './errors.ts'
 import type { ContextMode } from './mode.ts'
 

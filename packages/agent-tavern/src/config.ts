@@ -1,7 +1,7 @@
 /**
  * AgentTavern's plugin config: the character, the kernel contract, the opening scene, the lore, the reminder cadence,
  * the context mode of fresh sessions, tool limits and the `agent-managed` selection policy.
- * @module @dsh-context/agent-tavern/config
+ * @module @dsh-seam/agent-tavern/config
  */
 
 import z from '@deepseek-ai/schemastery'
@@ -73,7 +73,7 @@ export interface Config {
 }
 
 /**
- * The `referenceHint` for `@dsh-context/compaction-effective-projection` with `summary: 'reference'` under
+ * The `referenceHint` for `@dsh-seam/compaction-effective-projection` with `summary: 'reference'` under
  * AgentTavern: a compacted span's replacement tells the model how to fetch it with the history tools.
  */
 export const TAVERN_REFERENCE_HINT = 'Read it with tavern_history_read {"fromSeq": {start}, "toSeq": {end}}, or find a detail with tavern_history_search.'

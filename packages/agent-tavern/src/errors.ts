@@ -1,6 +1,6 @@
 /**
  * Typed failures of AgentTavern: each names the agent and what was wrong, and none falls back silently.
- * @module @dsh-context/agent-tavern/errors
+ * @module @dsh-seam/agent-tavern/errors
  */
 
 /** Why AgentTavern refused to run or to change mode. */

@@ -2,13 +2,13 @@
  * AgentTavern's one reader of what DSH 0.1.0-rc.8 keeps: the session's event log and the sources of its messages. Every
  * other module reads the log and message sources through these functions, so moving to DSH 0.2 (session format v4)
  * changes this module only (see the README, "On DSH 0.2").
- * @module @dsh-context/agent-tavern/host-log
+ * @module @dsh-seam/agent-tavern/host-log
  */
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
-import { snapshotSource } from '@dsh-context/agent-context'
+import { snapshotSource } from '@dsh-seam/agent-context'
 
 /** A message source as rc.8 writes it. */
 type Source = Message['source']

@@ -2,7 +2,7 @@
  * AgentTavern on DSH 0.1.0-rc.8: a roleplay plugin mounted per agent, with two context modes per session
  * (`dsh-native`, `agent-managed`), its capability check, and the shapes of what its tools return. The module itself is
  * the cordis plugin (`name`, `inject`, `Config`, `apply`).
- * @module @dsh-context/agent-tavern
+ * @module @dsh-seam/agent-tavern
  */
 
 import * as AgentTavern from './plugin.ts'

@@ -3,7 +3,7 @@
  * relevance rank all call {@link terms} and {@link relevance}. Words come from `Intl.Segmenter`; runs of CJK
  * characters also yield their character bigrams (a lone Han character between kana yields itself), so Chinese and
  * Japanese text matches even where the segmenter cuts a query and a text differently.
- * @module @dsh-context/agent-tavern/lexical
+ * @module @dsh-seam/agent-tavern/lexical
  */
 
 const STOPWORDS = new Set([

@@ -3,14 +3,14 @@
  * and returns its `include` with the policy's `revision`. Its cap is calibrated by provider usage exactly as
  * projection-aware compaction calibrates pressure (`UsageCalibration`, `calibrationFactor`). The policy's cache epoch lives in the listener; after a
  * resume or a mode switch the first request starts a new epoch.
- * @module @dsh-context/agent-tavern/listener
+ * @module @dsh-seam/agent-tavern/listener
  */
 
 import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 import type { ToolSchema } from '@deepseek-ai/dsh-llm'
-import { isUserInput, NodeIndex, sessionEventAt, snapshotSource } from '@dsh-context/agent-context'
-import type { RequestPricer } from '@dsh-context/compaction-effective-projection'
-import { calibrationFactor, requestEnvelope, UsageCalibration } from '@dsh-context/compaction-effective-projection'
+import { isUserInput, NodeIndex, sessionEventAt, snapshotSource } from '@dsh-seam/agent-context'
+import type { RequestPricer } from '@dsh-seam/compaction-effective-projection'
+import { calibrationFactor, requestEnvelope, UsageCalibration } from '@dsh-seam/compaction-effective-projection'
 import { reminderOf, REMINDER_SOURCES } from './anchor.ts'
 import { resolveConfig } from './config.ts'
 import { AgentTavernError } from './errors.ts'
@@ -175,7 +175,7 @@ export function managedProjector(agent: Agent, policy: PolicyConfig, services: L
 
 /**
  * The managed listener outside the plugin, for a host that mounts it itself or replays a log with it
- * (`dsh-context simulate`): the policy of a raw AgentTavern config, validated as the plugin validates it.
+ * (`dsh-seam simulate`): the policy of a raw AgentTavern config, validated as the plugin validates it.
  * @param agent - the agent; the listener reads `id`, `options` and its session's `seq` and `eventAt`.
  * @param raw - an AgentTavern config (`character` and `policy` are read).
  * @param services - token meter and context-window lookup.

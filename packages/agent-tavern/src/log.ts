@@ -2,7 +2,7 @@
  * What AgentTavern reads back from the durable session log: the story transcript (every user message and assistant
  * reply, whether or not a projection or compaction left it out of later requests), searched and read by range. Pure
  * folds over events, so what the history tools return is rebuilt from the log.
- * @module @dsh-context/agent-tavern/log
+ * @module @dsh-seam/agent-tavern/log
  */
 
 import type { ContentBlock, Message } from '@deepseek-ai/dsh-llm'

@@ -2,7 +2,7 @@
  * Lore: the world-info entries of the character or preset config (keywords and text, as SillyTavern's world info
  * keeps them). An entry is triggered while one of its keywords occurs in the recent turns, matched by the one
  * lexical scorer (every term of the keyword in the text), and the triggered entries form the `lore` context.
- * @module @dsh-context/agent-tavern/lore
+ * @module @dsh-seam/agent-tavern/lore
  */
 
 import type { SessionEvent } from '@deepseek-ai/dsh-session'

@@ -3,7 +3,7 @@
  * expiry, soft delete) but stored in the durable session log: every record is the fold of the successful
  * `memory_write`, `memory_update` and `memory_forget` calls the log holds, so a replayed or resumed session sees the
  * same memory. Times are the logged events' times; "now" is the newest event's time, never the wall clock.
- * @module @dsh-context/agent-tavern/memory
+ * @module @dsh-seam/agent-tavern/memory
  */
 
 import { createHash } from 'node:crypto'

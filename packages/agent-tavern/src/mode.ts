@@ -2,7 +2,7 @@
  * The per-session context mode and its session event. The log is the mode's one source of truth: the newest
  * `agent-tavern/context-mode` event decides it, and a session that has none runs `dsh-native`. The event is appended
  * `ignorable`, so a DSH build without AgentTavern keeps it and still resumes the log.
- * @module @dsh-context/agent-tavern/mode
+ * @module @dsh-seam/agent-tavern/mode
  */
 
 import type { SessionEvent } from '@deepseek-ai/dsh-session'

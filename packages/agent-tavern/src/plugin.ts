@@ -4,12 +4,12 @@
  * scope only: the character as the persona section, the kernel contract section, the scene, facts and triggered lore
  * as runtime-context snapshots, the tools, the opening and anchor reminders, and, while the session's mode is
  * `agent-managed`, the `agent/context` listener.
- * @module @dsh-context/agent-tavern/plugin
+ * @module @dsh-seam/agent-tavern/plugin
  */
 
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import { compactionSummary } from '@dsh-context/compaction-effective-projection'
+import { compactionSummary } from '@dsh-seam/compaction-effective-projection'
 import { PERSONA_ORDER, PERSONA_SECTION } from '@deepseek-ai/dsh-system-prompt'
 import type {} from '@deepseek-ai/dsh-token-meter'
 import { registerReminders } from './anchor.ts'
@@ -162,7 +162,7 @@ async function assertCanRun(ctx: Context, agent: Agent, config: TavernConfig, mo
   assertModeAvailable(ctx, String(agent.id), mode)
   if (mode === 'dsh-native') return
   if (compactionSummary(ctx) === 'model' && !config.curator.summarizer) {
-    throw new AgentTavernError('hidden-summarizer', String(agent.id), 'agent-managed makes no hidden model calls, but the compaction engine summarizes with one; mount @dsh-context/compaction-effective-projection with summary: reference (referenceHint: TAVERN_REFERENCE_HINT), or set curator.summarizer: true to allow model summaries')
+    throw new AgentTavernError('hidden-summarizer', String(agent.id), 'agent-managed makes no hidden model calls, but the compaction engine summarizes with one; mount @dsh-seam/compaction-effective-projection with summary: reference (referenceHint: TAVERN_REFERENCE_HINT), or set curator.summarizer: true to allow model summaries')
   }
   const { provider, model } = currentRoute(agent)
   const contextWindow = await routeWindow(ctx, agent, new AbortController().signal)

@@ -8,7 +8,7 @@
  * only then are the older nodes re-ranked. Between advances every request extends the previous one, so consecutive
  * requests share their whole prefix (provider KV cache). Budgets are provider tokens: the meter's estimates are
  * scaled by the calibration factor projection-aware compaction derives from provider usage.
- * @module @dsh-context/agent-tavern/policy
+ * @module @dsh-seam/agent-tavern/policy
  */
 
 import { createHash } from 'node:crypto'

@@ -2,7 +2,7 @@
  * AgentTavern's model-facing tools. Each reads the agent's durable session log or the config, so what a tool returns
  * is rebuilt from the log: `tavern_history_*` read the transcript (including nodes the projection or a compaction left
  * out of requests), `memory_*` the memory the logged memory calls fold into, `tavern_lore_search` the lore.
- * @module @dsh-context/agent-tavern/tools
+ * @module @dsh-seam/agent-tavern/tools
  */
 
 import type { ContentBlock } from '@deepseek-ai/dsh-llm'

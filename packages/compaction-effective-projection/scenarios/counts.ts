@@ -1,11 +1,11 @@
 /**
  * Compaction counts of stock compaction and projection-aware compaction on the issue's scenarios, side by side.
- * @module @dsh-context/compaction-effective-projection/scenarios/counts
+ * @module @dsh-seam/compaction-effective-projection/scenarios/counts
  */
 
-import type { DshModules } from '@dsh-context/loop-testkit'
-import { patchedDsh, stockDsh } from '@dsh-context/loop-testkit'
-import type { RequestPricer } from '@dsh-context/compaction-effective-projection'
+import type { DshModules } from '@dsh-seam/loop-testkit'
+import { patchedDsh, stockDsh } from '@dsh-seam/loop-testkit'
+import type { RequestPricer } from '@dsh-seam/compaction-effective-projection'
 import type { EngineChoice, LastTurnsOptions } from './last-turns.ts'
 import { requestPrice, runLastTurns } from './last-turns.ts'
 

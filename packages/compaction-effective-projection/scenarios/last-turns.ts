@@ -2,17 +2,17 @@
  * The issue's scenario on a real offline loop: an agent whose `agent/context` listener sends only its last turns, on a
  * small context window, under stock compaction or this package's engine. Shared by `test/compaction` and
  * `bin/compaction-counts.mjs`; runs from the built `lib/` of every workspace package.
- * @module @dsh-context/compaction-effective-projection/scenarios/last-turns
+ * @module @dsh-seam/compaction-effective-projection/scenarios/last-turns
  */
 
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { GenerateOptions, StreamChunk } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import type { BootedLoop, DshModules } from '@dsh-context/loop-testkit'
-import { bootLoop, failureReply, textReply, toolCallReply } from '@dsh-context/loop-testkit'
-import { priceRequest, ProjectionAwareCompactionEngine, requestEnvelope } from '@dsh-context/compaction-effective-projection'
-import type { ProjectionCompactionConfig, RequestPricer } from '@dsh-context/compaction-effective-projection'
+import type { BootedLoop, DshModules } from '@dsh-seam/loop-testkit'
+import { bootLoop, failureReply, textReply, toolCallReply } from '@dsh-seam/loop-testkit'
+import { priceRequest, ProjectionAwareCompactionEngine, requestEnvelope } from '@dsh-seam/compaction-effective-projection'
+import type { ProjectionCompactionConfig, RequestPricer } from '@dsh-seam/compaction-effective-projection'
 
 /** Which compaction engine a scenario mounts. */
 export type EngineChoice =

@@ -1,13 +1,13 @@
 /**
  * Provider-usage calibration of projected pressure: a usage report is compared only with the heuristic price of the
  * request it answered, rebuilt from the log with that request's own projection.
- * @module @dsh-context/compaction-effective-projection/calibration
+ * @module @dsh-seam/compaction-effective-projection/calibration
  */
 
 import type { Message, TokenUsage, ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { EpochHeader, SessionEvent } from '@deepseek-ai/dsh-session'
-import type { ReplayedRequest } from '@dsh-context/agent-context'
-import { RequestReplay } from '@dsh-context/agent-context'
+import type { ReplayedRequest } from '@dsh-seam/agent-context'
+import { RequestReplay } from '@dsh-seam/agent-context'
 
 /** One request's provider-reported prompt size next to its heuristic price. */
 export interface CalibrationSample {

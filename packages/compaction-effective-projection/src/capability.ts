@@ -1,6 +1,6 @@
 /**
  * Runtime capability flag of projection-aware compaction.
- * @module @dsh-context/compaction-effective-projection/capability
+ * @module @dsh-seam/compaction-effective-projection/capability
  */
 
 import type { Context } from '@deepseek-ai/cordis'

@@ -1,7 +1,7 @@
 /**
  * Configuration of projection-aware compaction: DSH's `BasicCompactionConfig` plus where pressure is measured and
  * whether it triggers compaction at all.
- * @module @dsh-context/compaction-effective-projection/config
+ * @module @dsh-seam/compaction-effective-projection/config
  */
 
 import z from '@deepseek-ai/schemastery'

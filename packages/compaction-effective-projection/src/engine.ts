@@ -1,6 +1,6 @@
 /**
  * DSH's `compaction` service on the basic engine, judging step pressure on the request `agent/context` projects.
- * @module @dsh-context/compaction-effective-projection/engine
+ * @module @dsh-seam/compaction-effective-projection/engine
  */
 
 import type { Context, Events } from '@deepseek-ai/cordis'
@@ -12,15 +12,15 @@ import { BasicCompactionEngine } from '@deepseek-ai/dsh-compaction-basic'
 import { assertNever } from '@deepseek-ai/dsh-llm'
 import type { LlmCallConfig } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
-import type { ReplayedRequest } from '@dsh-context/agent-context'
+import type { ReplayedRequest } from '@dsh-seam/agent-context'
 import {
   checkProjection,
   contextNodes,
   NodeIndex,
   pendingRequiredSeqs,
   sessionEventAt,
-} from '@dsh-context/agent-context'
-import { hasAgentContextSeam } from '@dsh-context/agent-loop-patch'
+} from '@dsh-seam/agent-context'
+import { hasAgentContextSeam } from '@dsh-seam/agent-loop-patch'
 // Type-only: the `ctx.tokenMeter` Context declaration.
 import type {} from '@deepseek-ai/dsh-token-meter'
 import { resolveCompactSpec, resolveTargetPolicy, TargetPressureConfigError } from './basic.ts'

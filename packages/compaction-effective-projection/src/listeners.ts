@@ -1,10 +1,10 @@
 /**
  * Whether an agent's requests are projected: some `agent/context` listener admits it.
- * @module @dsh-context/compaction-effective-projection/listeners
+ * @module @dsh-seam/compaction-effective-projection/listeners
  */
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import { hasContextListener } from '@dsh-context/agent-loop-patch'
+import { hasContextListener } from '@dsh-seam/agent-loop-patch'
 
 /**
  * Whether the host will project the agent's next request, so step pressure is judged on that request

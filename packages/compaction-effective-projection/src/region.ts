@@ -1,7 +1,7 @@
 /**
  * Which surface span a projected request's pressure is relieved by: a span of nodes the request sends, never one it
  * already leaves out.
- * @module @dsh-context/compaction-effective-projection/region
+ * @module @dsh-seam/compaction-effective-projection/region
  */
 
 /**

@@ -1,8 +1,8 @@
 /**
  * The one reader of a logged `request/projection`: decode its surface runs and check the host's rules against the
- * surface its request was sent from. The log-rebuilt request invariant, `replayRequests` and `dsh-context verify`
+ * surface its request was sent from. The log-rebuilt request invariant, `replayRequests` and `dsh-seam verify`
  * all call it, so a rule is enforced the same way wherever a log is read.
- * @module @dsh-context/agent-context/check
+ * @module @dsh-seam/agent-context/check
  */
 
 import type { Message } from '@deepseek-ai/dsh-llm'

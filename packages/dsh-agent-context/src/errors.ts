@@ -1,6 +1,6 @@
 /**
  * Typed failures of the seam: a refused `agent/context` projection, and a log whose requests do not replay.
- * @module @dsh-context/agent-context/errors
+ * @module @dsh-seam/agent-context/errors
  */
 
 /** Why a projection was refused. */

@@ -1,7 +1,7 @@
 /**
  * Pure core of the `agent/context` seam: surface nodes and the host's rules, the selection normalizer, the
  * `request/projection` encoding and its one checker, request replay from a log, and a JSONL log reader.
- * @module @dsh-context/agent-context
+ * @module @dsh-seam/agent-context
  */
 
 export type { ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'

@@ -4,7 +4,7 @@
  * `assistant/chunk` events), as plain JSONL or as concatenated Zstandard frames. Unlike the backend's resume path,
  * which repairs a torn tail, this reader refuses any log that is not complete and current, and any event whose data
  * is not what its type declares where the request rebuild reads it.
- * @module @dsh-context/agent-context/jsonl
+ * @module @dsh-seam/agent-context/jsonl
  */
 
 import type { Stats } from 'node:fs'

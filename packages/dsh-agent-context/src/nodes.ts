@@ -2,7 +2,7 @@
  * Surface nodes as the seam sees them, and the rules that read them: tool-call units, the turn's input, runtime-context
  * snapshots, the required set and the opening rule. {@link NodeIndex} is the one home of these rules; the host, the
  * normalizer, the checker and replay all read it.
- * @module @dsh-context/agent-context/nodes
+ * @module @dsh-seam/agent-context/nodes
  */
 
 import type { ContextNode } from '@deepseek-ai/dsh-agent'

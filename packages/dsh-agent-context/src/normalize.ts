@@ -1,7 +1,7 @@
 /**
  * The host's projection normalizer: validate an `agent/context` result against the surface it was chosen from and
  * bring it to the one form the loop sends and logs.
- * @module @dsh-context/agent-context/normalize
+ * @module @dsh-seam/agent-context/normalize
  */
 
 import type { SessionEvent } from '@deepseek-ai/dsh-session'

@@ -1,7 +1,7 @@
 /**
  * The `request/projection` session event: its compact encoding and the fold that finds the projection a request
  * is sent with.
- * @module @dsh-context/agent-context/projection
+ * @module @dsh-seam/agent-context/projection
  */
 
 import type { Message } from '@deepseek-ai/dsh-llm'

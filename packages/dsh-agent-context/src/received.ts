@@ -1,7 +1,7 @@
 /**
  * Replaying request invariants in a plugin author's own tests: rebuild every request a log records and compare each
  * with what the adapter received.
- * @module @dsh-context/agent-context/received
+ * @module @dsh-seam/agent-context/received
  */
 
 import type { SessionEvent } from '@deepseek-ai/dsh-session'

@@ -1,7 +1,7 @@
 /**
  * Rebuild every loop-built request of a session from its event log in one linear pass: the surface fold, the
  * request-header fold and the `request/projection` fold advance together, so no log prefix is refolded.
- * @module @dsh-context/agent-context/replay
+ * @module @dsh-seam/agent-context/replay
  */
 
 import type { GenerateOptions, Message } from '@deepseek-ai/dsh-llm'

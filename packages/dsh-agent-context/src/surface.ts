@@ -1,7 +1,7 @@
 /**
  * The model-visible surface folded from a session log one event at a time, like DSH's `SurfaceManager`, with its
  * message-bearing nodes indexed for the host's rules and a record of where replaced nodes went.
- * @module @dsh-context/agent-context/surface
+ * @module @dsh-seam/agent-context/surface
  */
 
 import type { Message } from '@deepseek-ai/dsh-llm'

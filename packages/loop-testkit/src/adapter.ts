@@ -1,6 +1,6 @@
 /**
  * An offline scripted LLM adapter and the chunk sequences it replays.
- * @module @dsh-context/loop-testkit/adapter
+ * @module @dsh-seam/loop-testkit/adapter
  */
 
 import type { GenerateOptions, LlmAdapter, LlmFailure, LlmResolvedModelInfo, StreamChunk } from '@deepseek-ai/dsh-llm'

@@ -1,7 +1,7 @@
 /**
  * Boot a real DSH AgentLoop offline: the same services DSH's own agent-loop testkit mounts, DSH's runtime
  * invariants, and a scripted adapter on the `fake` route.
- * @module @dsh-context/loop-testkit/boot
+ * @module @dsh-seam/loop-testkit/boot
  */
 
 import type { Context } from '@deepseek-ai/cordis'

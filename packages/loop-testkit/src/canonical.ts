@@ -1,7 +1,7 @@
 /**
  * Canonical JSON for comparing two runs of the same script: wall-clock times and abort signals dropped, generated
  * UUIDs replaced by their order of first appearance.
- * @module @dsh-context/loop-testkit/canonical
+ * @module @dsh-seam/loop-testkit/canonical
  */
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/

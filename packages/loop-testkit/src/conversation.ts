@@ -2,7 +2,7 @@
  * A deterministic scripted conversation for long and concurrent runs: replies that depend only on the request, user
  * turns that call the `echo` tool at a fixed rate, a keep-the-tail `agent/context` listener, and the persisted log's
  * path.
- * @module @dsh-context/loop-testkit/conversation
+ * @module @dsh-seam/loop-testkit/conversation
  */
 
 import type { Agent, ContextSelection } from '@deepseek-ai/dsh-agent'

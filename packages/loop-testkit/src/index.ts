@@ -1,6 +1,6 @@
 /**
  * Offline real-loop test kit for DSH 0.1.0-rc.8: module sets (patched and stock), a scripted adapter and a boot.
- * @module @dsh-context/loop-testkit
+ * @module @dsh-seam/loop-testkit
  */
 
 export { patchedDsh, stockDsh } from './modules.ts'

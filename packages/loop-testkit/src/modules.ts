@@ -1,7 +1,7 @@
 /**
  * The DSH module set a loop is booted from: the patched packages this workspace installs, or the unmodified npm
  * rc.8 set under `stock/` for differential runs.
- * @module @dsh-context/loop-testkit/modules
+ * @module @dsh-seam/loop-testkit/modules
  */
 
 import { existsSync } from 'node:fs'

@@ -2,12 +2,12 @@
  * The reference request reconstruction DSH's own `request-reconstruction.spec.ts` uses: rebuild a `Session` from
  * the log prefix before each request's first `assistant/chunk`, then derive. Quadratic; a test oracle and the
  * baseline `replayRequests` is measured against.
- * @module @dsh-context/loop-testkit/prefix-rebuild
+ * @module @dsh-seam/loop-testkit/prefix-rebuild
  */
 
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { EpochHeader, SessionEvent } from '@deepseek-ai/dsh-session'
-import { opensRequest, requestMessagesFromLog } from '@dsh-context/agent-context'
+import { opensRequest, requestMessagesFromLog } from '@dsh-seam/agent-context'
 import type { DshModules } from './modules.ts'
 
 /** One request rebuilt from its log prefix. */

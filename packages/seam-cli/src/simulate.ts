@@ -1,8 +1,8 @@
 /**
- * `dsh-context simulate`: replay a recorded session's surface request by request under other `agent/context`
+ * `dsh-seam simulate`: replay a recorded session's surface request by request under other `agent/context`
  * listeners, through the host's own normalizer (`normalizeOffer`) and required set (`NodeIndex.required`), without a
  * model. The surface comes from the same `LogAnalyzer` pass `verify` and `inspect` make.
- * @module @dsh-context/dsh-context-cli/simulate
+ * @module @dsh-seam/cli/simulate
  */
 
 import { existsSync } from 'node:fs'
@@ -11,9 +11,9 @@ import { pathToFileURL } from 'node:url'
 import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent, SessionHeader } from '@deepseek-ai/dsh-session'
-import type { NodeIndex } from '@dsh-context/agent-context'
-import { AgentContextError, describeValue, isUserInput, normalizeOffer } from '@dsh-context/agent-context'
-import { priceRequest } from '@dsh-context/compaction-effective-projection'
+import type { NodeIndex } from '@dsh-seam/agent-context'
+import { AgentContextError, describeValue, isUserInput, normalizeOffer } from '@dsh-seam/agent-context'
+import { priceRequest } from '@dsh-seam/compaction-effective-projection'
 import type { LogAnalysis, RequestSummary, RequestView, TokenPricer } from './analyze.ts'
 import { LogAnalyzer } from './analyze.ts'
 import type { SentRequest } from './figures.ts'
@@ -104,7 +104,7 @@ export async function loadPolicy(module: string): Promise<LoadedPolicy> {
     if (code === 'ERR_MODULE_NOT_FOUND' && target === module) throw new PolicyError('policy-not-found', module, 'no such file or package', { cause: error })
     throw new PolicyError('invalid-policy', module, `does not load: ${describeValue(error)}`, { cause: error })
   }
-  if (typeof loaded.createListener !== 'function') throw new PolicyError('invalid-policy', module, 'exports no createListener function (see dsh-context --help)')
+  if (typeof loaded.createListener !== 'function') throw new PolicyError('invalid-policy', module, 'exports no createListener function (see dsh-seam --help)')
   if (loaded.probes !== undefined && typeof loaded.probes !== 'function') throw new PolicyError('invalid-policy', module, 'exports probes that is not a function of the turn count')
   const name = typeof loaded.name === 'string' && loaded.name.length > 0 ? loaded.name : module
   return { name, policy: loaded as ContextPolicy }

@@ -1,8 +1,8 @@
 /**
- * The `dsh-context report` page: one self-contained HTML file (inline CSS, inline script drawing SVG; no network).
+ * The `dsh-seam report` page: one self-contained HTML file (inline CSS, inline script drawing SVG; no network).
  * The model travels as JSON in a `<script type="application/json">` element, every `<` escaped, and the script writes
  * log text with `textContent` only, so nothing a log holds becomes markup.
- * @module @dsh-context/dsh-context-cli/report-html
+ * @module @dsh-seam/cli/report-html
  */
 
 import type { ReportModel } from './report.ts'
@@ -210,9 +210,9 @@ export function reportHtml(model: ReportModel): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
-<title>dsh-context report: ${escapeHtml(model.session)}</title><style>${STYLE}</style></head>
+<title>dsh-seam report: ${escapeHtml(model.session)}</title><style>${STYLE}</style></head>
 <body>
-<h1>dsh-context report</h1>
+<h1>dsh-seam report</h1>
 <div class="facts" id="facts"></div>
 <h2>Tokens per request (DSH token meter, by category)</h2>
 <div class="legend">${swatches(categories)}</div>

@@ -1,7 +1,7 @@
 /**
- * `dsh-context` output: an aligned table for people, JSON documents for machines, one-line messages. Every string
+ * `dsh-seam` output: an aligned table for people, JSON documents for machines, one-line messages. Every string
  * taken from a log (or a path) is escaped before it reaches a terminal.
- * @module @dsh-context/dsh-context-cli/format
+ * @module @dsh-seam/cli/format
  */
 
 import type { SessionHeader } from '@deepseek-ai/dsh-session'
@@ -146,7 +146,7 @@ function located(log: ReadLog, violation: LogViolation): LocatedViolation {
 export function violationLine(command: string, path: string, log: ReadLog, violation: LogViolation): string {
   const { code, seq, turn, step, revision, message } = violation
   const where = `seq ${seq}, turn ${turn} step ${step}, ${revision === undefined ? 'no revision' : `revision "${revision}"`}`
-  return `dsh-context ${command}: ${printable(`${path} line ${log.lineOf(seq)} (${where}): [${code}] ${message}`)}\n`
+  return `dsh-seam ${command}: ${printable(`${path} line ${log.lineOf(seq)} (${where}): [${code}] ${message}`)}\n`
 }
 
 /**

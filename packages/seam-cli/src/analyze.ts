@@ -3,16 +3,16 @@
  * `request/projection` against the host's rules), folds the surface beside it with DSH's own incremental
  * `SurfaceManager`, and checks that the two agree, request by request. Every step costs what a request sends or what
  * the log appends, never the whole surface.
- * @module @dsh-context/dsh-context-cli/analyze
+ * @module @dsh-seam/cli/analyze
  */
 
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { isSurfaceEligibleType } from '@deepseek-ai/dsh-session'
 import { SurfaceManager } from '@deepseek-ai/dsh-session/surface'
-import type { NodesMark, ReplayedRequest, ReplayErrorCode } from '@dsh-context/agent-context'
-import { appendedNodes, checkProjection, NodeIndex, ReplayError, RequestReplay } from '@dsh-context/agent-context'
-import type { RequestPricer } from '@dsh-context/compaction-effective-projection'
-import { priceRequest } from '@dsh-context/compaction-effective-projection'
+import type { NodesMark, ReplayedRequest, ReplayErrorCode } from '@dsh-seam/agent-context'
+import { appendedNodes, checkProjection, NodeIndex, ReplayError, RequestReplay } from '@dsh-seam/agent-context'
+import type { RequestPricer } from '@dsh-seam/compaction-effective-projection'
+import { priceRequest } from '@dsh-seam/compaction-effective-projection'
 
 /** Token estimates for a request: the DSH token meter's message and request-envelope prices. */
 export type TokenPricer = RequestPricer

@@ -1,8 +1,8 @@
 /**
- * Token estimates from DSH's own token meter, so `dsh-context` prices a request exactly as compaction pressure does
- * (`priceRequest` of `@dsh-context/compaction-effective-projection` over the meter's `estimateHeader` and
+ * Token estimates from DSH's own token meter, so `dsh-seam` prices a request exactly as compaction pressure does
+ * (`priceRequest` of `@dsh-seam/compaction-effective-projection` over the meter's `estimateHeader` and
  * `estimateMessage`).
- * @module @dsh-context/dsh-context-cli/pricer
+ * @module @dsh-seam/cli/pricer
  */
 
 import { Context } from '@deepseek-ai/cordis'

@@ -1,7 +1,7 @@
 /**
- * `dsh-context`: rebuild and check the requests of a persisted DSH session log. The command is `bin/dsh-context.js`
+ * `dsh-seam`: rebuild and check the requests of a persisted DSH session log. The command is `bin/dsh-seam.js`
  * ({@link CLI_BIN}); {@link main} runs it in process, {@link analyzeLog} is its check for programs.
- * @module @dsh-context/dsh-context-cli
+ * @module @dsh-seam/cli
  */
 
 export { CLI_BIN } from './bin.ts'

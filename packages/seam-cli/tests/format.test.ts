@@ -1,5 +1,5 @@
 /**
- * `dsh-context` output escapes every string a log supplies: no control character, ANSI sequence, separator or
+ * `dsh-seam` output escapes every string a log supplies: no control character, ANSI sequence, separator or
  * bidirectional override reaches a terminal, a table row cannot be forged, and JSON stays the same value.
  */
 
@@ -79,7 +79,7 @@ describe('violations', () => {
 
   it('are one escaped line naming file, line, seq, turn, step, revision and code', () => {
     expect(violationLine('verify', '/logs/a\nb.jsonl', log, analysis.violation!)).toBe(
-      'dsh-context verify: /logs/a\\nb.jsonl line 11 (seq 9, turn 2 step 1, revision "r\\n1  1  forged"): [open-unit] includes seq 5 but not seq 6\\u001B[0m\n',
+      'dsh-seam verify: /logs/a\\nb.jsonl line 11 (seq 9, turn 2 step 1, revision "r\\n1  1  forged"): [open-unit] includes seq 5 but not seq 6\\u001B[0m\n',
     )
   })
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `dsh-context` command over the built package (`tsc -b` writes lib/). The command runs in a worker whose young
+// The `dsh-seam` command over the built package (`tsc -b` writes lib/). The command runs in a worker whose young
 // generation is capped, so the parse garbage of a long log is collected as it is made: peak memory follows what the
 // check keeps (the surface), not V8's default semi-space slack.
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
@@ -11,7 +11,7 @@ if (isMainThread) {
   const worker = new Worker(new URL(import.meta.url), { workerData: process.argv.slice(2), resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } })
   worker.on('message', code => { process.exitCode = code })
   worker.on('error', error => {
-    process.stderr.write(`dsh-context: internal error: ${String(error?.message ?? error).replace(/[\u0000-\u001F\u007F-\u009F]/g, ' ')}\n`)
+    process.stderr.write(`dsh-seam: internal error: ${String(error?.message ?? error).replace(/[\u0000-\u001F\u007F-\u009F]/g, ' ')}\n`)
     process.exitCode = 70
   })
 } else {

@@ -1,12 +1,12 @@
 /**
  * Per-request figures shared by `report` and `simulate`: the prefix a request shares with the previous one (where the
  * provider's cached prefix breaks), a node's category and source label, and percentiles.
- * @module @dsh-context/dsh-context-cli/figures
+ * @module @dsh-seam/cli/figures
  */
 
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { EpochHeader, SessionEvent } from '@deepseek-ai/dsh-session'
-import { isUserInput, snapshotSource } from '@dsh-context/agent-context'
+import { isUserInput, snapshotSource } from '@dsh-seam/agent-context'
 import type { TokenPricer } from './analyze.ts'
 
 /** What a request is made of: the categories of the anchor plugin's composition bars. */

@@ -1,13 +1,13 @@
 /**
- * The model of `dsh-context report`: every request of a log against every message-bearing node the log's surface ever
+ * The model of `dsh-seam report`: every request of a log against every message-bearing node the log's surface ever
  * held, built beside `LogAnalyzer` from the same request views and summaries `inspect` prints.
- * @module @dsh-context/dsh-context-cli/report
+ * @module @dsh-seam/cli/report
  */
 
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { isUserInput, snapshotSource } from '@dsh-context/agent-context'
-import { promptTokens } from '@dsh-context/compaction-effective-projection'
+import { isUserInput, snapshotSource } from '@dsh-seam/agent-context'
+import { promptTokens } from '@dsh-seam/compaction-effective-projection'
 import type { RequestSummary, RequestView, TokenPricer } from './analyze.ts'
 import type { NodeCategory } from './figures.ts'
 import { categoryOf, CATEGORIES, sharedPrefix, sourceLabel, TurnClock } from './figures.ts'

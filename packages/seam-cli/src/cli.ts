@@ -1,13 +1,13 @@
 /**
- * The `dsh-context` command: `inspect` prints every request of a persisted session log with its projection, `verify`
+ * The `dsh-seam` command: `inspect` prints every request of a persisted session log with its projection, `verify`
  * checks every `request/projection` against the host invariants.
- * @module @dsh-context/dsh-context-cli/cli
+ * @module @dsh-seam/cli/cli
  */
 
 import { writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { describeValue, readSessionLog, SessionLogError } from '@dsh-context/agent-context'
+import { describeValue, readSessionLog, SessionLogError } from '@dsh-seam/agent-context'
 import type { LogAnalysis, LogViolation, TokenPricer } from './analyze.ts'
 import { LogAnalyzer } from './analyze.ts'
 import type { ReadLog } from './format.ts'
@@ -33,7 +33,7 @@ export const EXIT = {
   violation: 1,
   /** Bad arguments, or a file that is not a complete, current session log ({@link SessionLogError}). */
   unreadable: 2,
-  /** A fault of `dsh-context` itself (a bug): reported on one line, never as a stack trace. */
+  /** A fault of `dsh-seam` itself (a bug): reported on one line, never as a stack trace. */
   internal: 70,
 } as const
 
@@ -43,10 +43,10 @@ export const PROGRESS_MIN_BYTES = 4 << 20
 /** `simulate` reports replay progress, in tenths, on logs of at least this many events (when stderr is a terminal). */
 const PROGRESS_MIN_EVENTS = 20_000
 
-const USAGE = `usage: dsh-context inspect <session.jsonl> [--json] [--quiet]
-       dsh-context verify <session.jsonl> [--json] [--quiet]
-       dsh-context report <session.jsonl> -o <report.html> [--json] [--quiet]
-       dsh-context simulate <session.jsonl> --policy <module> [--policy <module> ...] [--json] [--quiet]
+const USAGE = `usage: dsh-seam inspect <session.jsonl> [--json] [--quiet]
+       dsh-seam verify <session.jsonl> [--json] [--quiet]
+       dsh-seam report <session.jsonl> -o <report.html> [--json] [--quiet]
+       dsh-seam simulate <session.jsonl> --policy <module> [--policy <module> ...] [--json] [--quiet]
 
 inspect  every request: turn, step, surface nodes, included nodes, excluded surface runs,
          estimated tokens (DSH token meter), projection revision
@@ -67,7 +67,7 @@ exit codes: 0 ok, 1 a host invariant is broken (the first bad event is named by 
 turn, step and revision), 2 bad arguments or not a readable session log, 70 an internal error
 `
 
-const HINT = 'run dsh-context --help for usage'
+const HINT = 'run dsh-seam --help for usage'
 
 const COMMANDS = ['inspect', 'verify', 'report', 'simulate'] as const
 type Command = (typeof COMMANDS)[number]
@@ -130,7 +130,7 @@ async function readLog(path: string, io: CliIo, quiet: boolean, ttyOnly: boolean
     const tenth = Math.floor(bytes * 10 / size)
     if (silent || size < PROGRESS_MIN_BYTES || tenth <= reported) return
     reported = tenth
-    io.stderr.write(`dsh-context: ${(bytes / (1 << 20)).toFixed(1)}/${(size / (1 << 20)).toFixed(1)} MiB read, ${lines.length.toLocaleString('en-US')} events (${tenth * 10}%)\n`)
+    io.stderr.write(`dsh-seam: ${(bytes / (1 << 20)).toFixed(1)}/${(size / (1 << 20)).toFixed(1)} MiB read, ${lines.length.toLocaleString('en-US')} events (${tenth * 10}%)\n`)
   }
   const { header, events } = await readSessionLog(path, (event, line) => {
     lines.push(line)
@@ -174,7 +174,7 @@ async function report({ path, json, quiet, output }: Invocation, io: CliIo, pric
     writeFileSync(output as string, page)
   } catch (error: unknown) {
     const code = (error as NodeJS.ErrnoException).code
-    io.stderr.write(`dsh-context report: cannot write ${printable(output as string)}: ${printable(typeof code === 'string' ? code : describeValue(error))}\n`)
+    io.stderr.write(`dsh-seam report: cannot write ${printable(output as string)}: ${printable(typeof code === 'string' ? code : describeValue(error))}\n`)
     return EXIT.unreadable
   }
   const { analysis } = analyzer
@@ -192,7 +192,7 @@ async function simulateCommand({ path, json, quiet, policies }: Invocation, io: 
     const tenth = Math.floor(done * 10 / total)
     if (tenth <= reported) return
     reported = tenth
-    io.stderr.write(`dsh-context: ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')} events replayed under ${loaded.length + 1} selections (${tenth * 10}%)\n`)
+    io.stderr.write(`dsh-seam: ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')} events replayed under ${loaded.length + 1} selections (${tenth * 10}%)\n`)
   }
   const simulation = await simulate(log.header, events, loaded, { pricer, ...progress === undefined ? {} : { progress } })
   io.stdout.write(json ? simulationJson(path, log, simulation) : simulationTables(path, log, simulation))
@@ -214,12 +214,12 @@ async function run(invocation: Invocation, io: CliIo): Promise<number> {
   } catch (error: unknown) {
     if (error instanceof PolicyError) {
       if (json) io.stdout.write(safeJson({ file: path, ok: false, error: { code: error.code, policy: error.policy, message: error.message } }))
-      io.stderr.write(`dsh-context ${command}: ${printable(error.message)} [${error.code}]\n`)
+      io.stderr.write(`dsh-seam ${command}: ${printable(error.message)} [${error.code}]\n`)
       return EXIT.unreadable
     }
     if (!(error instanceof SessionLogError)) throw error
     if (json) io.stdout.write(safeJson({ file: path, ok: false, error: { code: error.code, line: error.line ?? null, message: error.message } }))
-    io.stderr.write(`dsh-context ${command}: ${printable(error.message)} [${error.code}]\n`)
+    io.stderr.write(`dsh-seam ${command}: ${printable(error.message)} [${error.code}]\n`)
     return EXIT.unreadable
   } finally {
     await dispose()
@@ -227,7 +227,7 @@ async function run(invocation: Invocation, io: CliIo): Promise<number> {
 }
 
 /**
- * Run `dsh-context` with command-line arguments. Whatever the input, it writes at most one line to stderr about what
+ * Run `dsh-seam` with command-line arguments. Whatever the input, it writes at most one line to stderr about what
  * went wrong and never throws.
  * @param argv - arguments after the executable and script.
  * @param io - output streams.
@@ -240,13 +240,13 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     return EXIT.ok
   }
   if ('problem' in invocation) {
-    io.stderr.write(`dsh-context: ${printable(invocation.problem)} (${HINT})\n`)
+    io.stderr.write(`dsh-seam: ${printable(invocation.problem)} (${HINT})\n`)
     return EXIT.unreadable
   }
   try {
     return await run(invocation, io)
   } catch (error: unknown) {
-    io.stderr.write(`dsh-context ${invocation.command}: internal error on ${printable(invocation.path)}: ${printable(describeValue(error))}\n`)
+    io.stderr.write(`dsh-seam ${invocation.command}: internal error on ${printable(invocation.path)}: ${printable(describeValue(error))}\n`)
     return EXIT.internal
   }
 }
