@@ -92,6 +92,33 @@ export function renderReport(sections: readonly Section[], run: { date: Date; se
 }
 
 /**
+ * Replace sections of a written report, each from its heading to the next, and its row of the summary table when it
+ * has one; everything else is kept.
+ * @param report - the current `BENCHMARKS.md`.
+ * @param sections - the sections to replace.
+ * @returns the new report.
+ * @throws {Error} when the report has no heading for a section.
+ */
+export function spliceSections(report: string, sections: readonly Section[]): string {
+  let text = report
+  for (const section of sections) {
+    const heading = text.indexOf(`\n## ${section.id}. `)
+    if (heading === -1) throw new Error(`BENCHMARKS.md has no section ${section.id}; run the whole benchmark`)
+    const next = text.indexOf('\n## ', heading + 1)
+    const end = next === -1 ? text.length : next
+    text = `${text.slice(0, heading + 1)}${renderSection(section)}\n${text.slice(end)}`
+    const row = `| ${section.id} | `
+    const at = text.indexOf(`\n${row}`)
+    if (at !== -1) {
+      const lineEnd = text.indexOf('\n', at + 1)
+      const verdict = section.skipped === undefined ? section.verdict : 'not measured in this run'
+      text = `${text.slice(0, at + 1)}| ${section.id} | ${section.title} | ${verdict} |${text.slice(lineEnd)}`
+    }
+  }
+  return text
+}
+
+/**
  * @param met - whether the target is met.
  * @param figures - the deciding figures.
  * @returns `met (figures)` or `not met: figures`.

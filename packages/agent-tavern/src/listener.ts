@@ -18,7 +18,7 @@ import { isUserSource, pluginOf } from './host-log.ts'
 import { terms } from './lexical.ts'
 import { messageText } from './log.ts'
 import { declaredConfidence, declaredImportance } from './memory.ts'
-import type { PolicyConfig, PolicyNode, PolicySelection, PolicyState } from './policy.ts'
+import type { PolicyConfig, PolicyIndex, PolicyNode, PolicySelection, PolicyState } from './policy.ts'
 import { policyRevision, selectContext } from './policy.ts'
 
 /** The `agent/context` payload fields the listener reads. */
@@ -61,31 +61,42 @@ function describe(meter: RequestPricer, node: ContextNode): PolicyNode {
   }
 }
 
+/** The policy's view of an offer: its nodes, their tool units and index, and the offered seqs in surface order. */
+interface OfferedView {
+  readonly nodes: readonly PolicyNode[]
+  readonly units: ReadonlyMap<number, readonly number[]>
+  readonly index: PolicyIndex
+  readonly seqs: readonly number[]
+}
+
 /**
- * The policy's view of the offered nodes and their tool units, kept as the surface grows: while an offer extends the
- * previous one (the host reuses its node objects), only the new nodes are described and indexed; any other offer (a
- * replaced surface) starts over, reusing the descriptions, which are pure in the message.
+ * The policy's view of the offered nodes, their tool units and their {@link PolicyIndex}, kept as the surface grows:
+ * while an offer extends the previous one (the host reuses its node objects), only the new nodes are described and
+ * indexed; any other offer (a replaced surface) starts over, reusing the descriptions, which are pure in the message.
  */
-class OfferView {
+export class OfferView {
   private index = NodeIndex.of([])
   private offered: readonly ContextNode[] = []
   private viewed: PolicyNode[] = []
   private readonly byMember = new Map<number, readonly number[]>()
+  private readonly standing = new Map<string, number>()
   private readonly described = new Map<number, PolicyNode>()
 
   constructor(private readonly meter: RequestPricer) {}
 
   /**
    * @param nodes - the offered nodes, in surface order.
-   * @returns their policy views, and each tool-unit member's seq mapped to the unit's seqs.
+   * @returns their policy views, each tool-unit member's seq mapped to the unit's seqs, their index and seqs; all but
+   *   `nodes` are live, valid until the next call.
    */
-  of(nodes: readonly ContextNode[]): { nodes: readonly PolicyNode[]; units: ReadonlyMap<number, readonly number[]> } {
+  of(nodes: readonly ContextNode[]): OfferedView {
     const kept = this.offered.length
     const extended = nodes.length >= kept && (kept === 0 || (nodes[0] === this.offered[0] && nodes[kept - 1] === this.offered[kept - 1]))
     if (!extended) {
       this.index = NodeIndex.of([])
       this.viewed = []
       this.byMember.clear()
+      this.standing.clear()
     }
     const { index } = this
     for (let at = index.length; at < nodes.length; at++) {
@@ -93,6 +104,7 @@ class OfferView {
       let view = this.described.get(node.seq)
       if (view === undefined) this.described.set(node.seq, view = describe(this.meter, node))
       this.viewed.push(view)
+      if (view.standing !== undefined) this.standing.set(view.standing, view.seq)
       index.push(node.seq, node.message)
       const unit = index.units[index.unitOf[at] as number]
       if (unit === undefined || unit.length < 2) continue
@@ -100,7 +112,7 @@ class OfferView {
       for (const member of seqs) this.byMember.set(member, seqs)
     }
     this.offered = nodes
-    return { nodes: this.viewed, units: this.byMember }
+    return { nodes: this.viewed, units: this.byMember, index: { position: index.position, standing: this.standing }, seqs: index.seqs }
   }
 
   /**
@@ -112,11 +124,14 @@ class OfferView {
   }
 }
 
-/** Whether the rest of the chain kept every offered node, in order (the default result): nothing to narrow. */
-function offersEverything(offered: ContextSelection, nodes: readonly ContextNode[]): boolean {
-  const { include } = offered
-  if (include.length !== nodes.length) return false
-  for (let i = 0; i < include.length; i++) if (include[i] !== (nodes[i] as ContextNode).seq) return false
+/**
+ * Whether the rest of the chain kept every offered seq, in order (the default result): nothing to narrow. The host's
+ * result is frozen, whose elements V8 reads one by one several times slower than it copies them: it is copied first.
+ */
+function offersEverything(offered: ContextSelection, seqs: readonly number[]): boolean {
+  if (offered.include.length !== seqs.length) return false
+  const include = [...offered.include]
+  for (let i = 0; i < include.length; i++) if (include[i] !== seqs[i]) return false
   return true
 }
 
@@ -153,7 +168,7 @@ export function managedProjector(agent: Agent, policy: PolicyConfig, services: L
       throw new AgentTavernError('no-context-window', String(agent.id), `route ${agent.options.provider}/${agent.options.model} reports no context window, so the agent-managed budget cannot be derived`)
     }
     calibration.follow(agent.session.seq, sessionEventAt(agent.session))
-    const { nodes, units } = view.of(payload.nodes)
+    const { nodes, units, index, seqs } = view.of(payload.nodes)
     const asked = payload.nodes.findLast(node => isUserSource(node.message.source))
     const query = asked === undefined ? [] : (view.view(asked.seq) as PolicyNode).terms
     last = selectContext({
@@ -164,9 +179,10 @@ export function managedProjector(agent: Agent, policy: PolicyConfig, services: L
       headerTokens: services.meter.estimateHeader(requestEnvelope(payload.system, payload.tools)),
       contextWindow,
       calibration: calibrationFactor(calibration.sample),
+      index,
     }, policy, state)
     state = last.state
-    if (offersEverything(offered, payload.nodes)) return { include: last.include, revision }
+    if (offersEverything(offered, seqs)) return { include: last.include, revision }
     const chosen = new Set(last.include)
     return { include: offered.include.filter(seq => chosen.has(seq)), revision }
   }

@@ -85,6 +85,34 @@ export interface PolicyInput {
   readonly contextWindow: number
   /** Provider tokens per estimated token (`calibrationFactor`, at least 1); 1 without provider usage. */
   readonly calibration: number
+  /** The index of `nodes` a caller following a growing surface keeps; without it the policy builds one ({@link policyIndex}). */
+  readonly index?: PolicyIndex
+}
+
+/**
+ * What a request would otherwise reread every node for. A caller's own index must describe `PolicyInput.nodes`
+ * exactly: every node's position, and for each standing source the seq of its newest node.
+ */
+export interface PolicyIndex {
+  /** Each node's position in `nodes`, by seq. */
+  readonly position: ReadonlyMap<number, number>
+  /** Seq of the newest node of each standing source. */
+  readonly standing: ReadonlyMap<string, number>
+}
+
+/**
+ * Index a node array from scratch.
+ * @param nodes - the surface.
+ * @returns its index.
+ */
+export function policyIndex(nodes: readonly PolicyNode[]): PolicyIndex {
+  const position = new Map<number, number>()
+  const standing = new Map<string, number>()
+  for (const [at, node] of nodes.entries()) {
+    position.set(node.seq, at)
+    if (node.standing !== undefined) standing.set(node.standing, node.seq)
+  }
+  return { position, standing }
 }
 
 /** What a selection carries to the next one: the cache epoch. */
@@ -180,7 +208,7 @@ function stableJson(value: unknown): string {
 interface Surface {
   readonly input: PolicyInput
   readonly config: PolicyConfig
-  readonly index: Positions
+  readonly index: ReadonlyMap<number, number>
   readonly pinned: ReadonlySet<number>
   /**
    * Tokens of the unpinned nodes at positions `i..n-1`, summed from the tail on demand: between boundary advances a
@@ -193,55 +221,21 @@ function unitOf(input: PolicyInput, seq: number): readonly number[] {
   return input.units.get(seq) ?? [seq]
 }
 
-function pinnedSeqs(input: PolicyInput): Set<number> {
+/** Node 0, the host's required seqs and the newest node of each standing source, each with its whole tool unit. */
+function pinnedSeqs(input: PolicyInput, index: PolicyIndex): Set<number> {
   const pinned = new Set<number>()
   const pin = (seq: number): void => { for (const member of unitOf(input, seq)) pinned.add(member) }
   const first = input.nodes[0]
   if (first !== undefined) pin(first.seq)
   for (const seq of input.requiredSeqs) pin(seq)
-  const sources = new Set<string>()
-  for (let i = input.nodes.length - 1; i >= 0; i--) {
-    const { seq, standing } = input.nodes[i] as PolicyNode
-    if (standing === undefined || sources.has(standing)) continue
-    sources.add(standing)
-    pin(seq)
-  }
+  for (const seq of index.standing.values()) pin(seq)
   return pinned
-}
-
-/** Surface positions by seq. */
-interface Positions {
-  get(seq: number): number | undefined
-  has(seq: number): boolean
-}
-
-/**
- * Positions by seq: a binary search while seqs ascend in surface order (a log no compaction replaced), else a map.
- * @param nodes - the surface.
- * @returns the lookup.
- */
-function positionsOf(nodes: readonly PolicyNode[]): Positions {
-  let ascending = true
-  for (let i = 1; i < nodes.length && ascending; i++) ascending = (nodes[i] as PolicyNode).seq > (nodes[i - 1] as PolicyNode).seq
-  if (!ascending) return new Map(nodes.map((node, i) => [node.seq, i]))
-  const get = (seq: number): number | undefined => {
-    let low = 0
-    let high = nodes.length - 1
-    while (low <= high) {
-      const mid = (low + high) >>> 1
-      const at = (nodes[mid] as PolicyNode).seq
-      if (at === seq) return mid
-      if (at < seq) low = mid + 1
-      else high = mid - 1
-    }
-    return undefined
-  }
-  return { get, has: seq => get(seq) !== undefined }
 }
 
 function surfaceOf(input: PolicyInput, config: PolicyConfig): Surface {
   const { nodes } = input
-  const pinned = pinnedSeqs(input)
+  const index = input.index ?? policyIndex(nodes)
+  const pinned = pinnedSeqs(input, index)
   // tail[k]: tokens of the unpinned nodes among the last k.
   const tail = [0]
   const recentFrom = (i: number): number => {
@@ -251,7 +245,7 @@ function surfaceOf(input: PolicyInput, config: PolicyConfig): Surface {
     }
     return tail[nodes.length - i] as number
   }
-  return { input, config, index: positionsOf(nodes), pinned, recentFrom }
+  return { input, config, index: index.position, pinned, recentFrom }
 }
 
 /** The first turn start after `from` that frees at least `need` tokens, else the last turn start after it (or `from`). */
