@@ -5,8 +5,11 @@
 
 TASK='Turn 1: The ferry waits at the Grey Estuary landing at dawn. Who is there?'
 
+# The replacement text AgentTavern asks projection-aware compaction for (its one home: TAVERN_REFERENCE_HINT).
+HINT=$(cd "$root" && node -e "import('@dsh-seam/agent-tavern').then(m => console.log(m.TAVERN_REFERENCE_HINT))")
+
 render_overlay() { # template, out, plugins-dir, mode
-  sed -e "s|@PLUGINS@|file://$3|g; s|@MODE@|$4|g; s|@TURNS@|$TURNS|g; s|@WINDOW@|$WINDOW|g" "$here/$1.patch.yml" > "$2"
+  sed -e "s|@PLUGINS@|file://$3|g; s|@MODE@|$4|g; s|@TURNS@|$TURNS|g; s|@WINDOW@|$WINDOW|g; s|@HINT@|$HINT|g" "$here/$1.patch.yml" > "$2"
 }
 
 cli_run() { # tree, label, mode, overlay...: one headless session; leaves $WORK/cli/<label>/{stdout,stderr,status,requests.jsonl}

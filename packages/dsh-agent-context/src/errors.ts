@@ -35,6 +35,7 @@ const UNPRINTABLE = /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
 
 /**
+ * Length as users count characters: grapheme clusters (`Intl.Segmenter`), so an emoji or a combined mark is one.
  * @param text - any string.
  * @returns its length in grapheme clusters.
  */
