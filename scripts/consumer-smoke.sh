@@ -33,7 +33,7 @@ const [file, dsh, ...tarballs] = process.argv.slice(2)
 const dependencies = { '@deepseek-ai/cordis': '4.0.1', '@deepseek-ai/schemastery': '3.18.1' }
 for (const name of ['agent', 'agent-loop', 'compaction', 'compaction-basic', 'llm', 'session', 'session-persistence-jsonl', 'system-prompt', 'token-meter', 'tools']) dependencies[`@deepseek-ai/dsh-${name}`] = dsh
 for (const tarball of tarballs) {
-  const name = '@dsh-seam/' + tarball.split('/').pop().replace(/^dsh-seam-/, '').replace(/-\d+\.\d+\.\d+\.tgz$/, '')
+  const { name } = JSON.parse(require('node:child_process').execFileSync('tar', ['-xOzf', tarball, 'package/package.json'], { encoding: 'utf8' }))
   dependencies[name] = `file:${tarball}`
 }
 require('node:fs').writeFileSync(file, JSON.stringify({ name: 'stock-app', private: true, type: 'module', dependencies }, null, 2))
