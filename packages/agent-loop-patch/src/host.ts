@@ -138,7 +138,12 @@ interface Pass {
  * Run the waterfall over the current surface, normalize its result and dispatch it as `agent/context-selected`.
  * @returns the pass, or the offer it started from when the surface moved while listeners ran.
  */
-async function pass(agent: Agent, dispatch: AgentEventDispatch, request: ProjectionRequest, final: boolean): Promise<Pass | { moved: Offer; selection: unknown }> {
+async function pass(
+  agent: Agent,
+  dispatch: AgentEventDispatch,
+  request: ProjectionRequest,
+  final: boolean,
+): Promise<Pass | { moved: Offer; selection: unknown }> {
   const { session } = agent
   const current = offer(session)
   const selection = await select(agent, dispatch, request, current)

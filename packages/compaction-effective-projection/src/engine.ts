@@ -153,7 +153,8 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
 
   /** Judge the host's final selection, compacting at most before the host's recompute pass. */
   private async judge(selection: SelectedContext): Promise<void> {
-    if (!selection.signal.aborted && this.projects(selection.agent)) await this.warnOnFailure(() => this.relieveProjectedPressure(selection))
+    if (selection.signal.aborted || !this.projects(selection.agent)) return
+    await this.warnOnFailure(() => this.relieveProjectedPressure(selection))
   }
 
   private async relieveProjectedPressure(payload: SelectedContext): Promise<void> {

@@ -68,9 +68,10 @@ function revisionSize(revision: string): string {
 /**
  * Validate and normalize one `agent/context` result. The result must be an object whose `include` is an array of
  * safe non-negative integers and whose `revision`, if present, is a printable string of at most
- * {@link MAX_REVISION_LENGTH} characters as users count them (`isValidRevision`). A seq a compaction replaced resolves to its replacement or is dropped (counted
- * in `stale`); a seq that never was a node is refused. Then duplicates go, `requiredSeqs` join, tool units close, the
- * nearest user input joins when the first node is not one ({@link NodeIndex.close}), and surface order is restored.
+ * {@link MAX_REVISION_LENGTH} characters as users count them (`isValidRevision`). A seq a compaction replaced
+ * resolves to its replacement or is dropped (counted in `stale`); a seq that never was a node is refused. Then
+ * duplicates go, `requiredSeqs` join, tool units close, the nearest user input joins when the first node is not one
+ * ({@link NodeIndex.close}), and surface order is restored.
  * @param input - the surface and required seqs the listeners were offered.
  * @param selection - the waterfall's result, untrusted.
  * @returns the normalized projection.
