@@ -24,7 +24,7 @@
 # mock-deepseek.mjs) with AgentTavern and projection-aware compaction inserted by `--patch` overlays:
 #   patched    agent-managed, $TURNS turns with tool calls, a $WINDOW-token window; the persisted session.jsonl.zstd
 #              passes `dsh-seam verify` and `dsh-seam inspect` shows its projected requests
-#   unpatched  agent-managed is refused with AgentTavern's capability error before any request; dsh-native runs
+#   unpatched  agent-managed is refused with AgentTavern's mode-unavailable warning and runs dsh-native; dsh-native runs
 # The last line is `N passed, N failed` over the checks listed above it. --patched-only skips the unpatched copy.
 # Env: SOURCE_CHECKOUT_WORK, TURNS (default 24), WINDOW (default 24000); SOURCE_CHECKOUT_EXTRA: patch files
 # (`git format-patch` output) applied with `git am` after the series, to try fixes before they join the series

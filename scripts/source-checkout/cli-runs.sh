@@ -81,10 +81,13 @@ fi
 if $baseline; then
   timed 'cli: unpatched agent-managed' cli_run unpatched unpatched-managed agent-managed tavern
   sed 's/^/  stderr: /' "$WORK/cli/unpatched-managed/stderr" | head -5
+  # A refused agent-managed mount keeps AgentTavern in dsh-native: it warns, and on a stock build logs nothing.
+  stats=$(node "$here/session-stats.mjs" "$(session_of unpatched-managed)" 2>/dev/null || echo '{}')
+  turns=$(stat_of "$stats" turns 2>/dev/null || echo 0)
   refused=1
-  if [ "$(cat "$WORK/cli/unpatched-managed/status")" -ne 0 ] && grep -q 'AgentTavern.*agent-managed is unavailable' "$WORK/cli/unpatched-managed/stderr" \
-    && ! grep -q '"kind":"\(tool-call\|reply\)"' "$WORK/cli/unpatched-managed/requests.jsonl"; then refused=0; fi
-  check "unpatched CLI, agent-managed: refused with AgentTavern's mode-unavailable error, no chat request sent" $refused
+  if [ "$(cat "$WORK/cli/unpatched-managed/status")" -eq 0 ] && grep -q 'agent-managed is unavailable on this host.*; it runs dsh-native' "$WORK/cli/unpatched-managed/stderr" "$WORK/cli/unpatched-managed/stdout" \
+    && [ "${turns:-0}" -ge 20 ] && [ "$(stat_of "$stats" projections)" -eq 0 ] && [ "$(stat_of "$stats" modes)" = '[]' ]; then refused=0; fi
+  check "unpatched CLI, agent-managed: refused with AgentTavern's mode-unavailable warning, ${turns:-0} dsh-native turns, nothing projected, no mode event" $refused
 
   timed 'cli: unpatched dsh-native' cli_run unpatched unpatched-native dsh-native tavern
   status=0

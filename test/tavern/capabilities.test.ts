@@ -29,20 +29,25 @@ describe('on stock rc.8', () => {
     expect(report.managed.reasons).toHaveLength(2)
   })
 
-  it('refuses agent-managed at mount and keeps running dsh-native, reporting why in the log and in contextModeRefusal', async () => {
+  it('refuses agent-managed at mount and keeps running dsh-native, warning why and keeping it in contextModeRefusal, off the log', async () => {
     const dsh = await stockDsh()
     const loop = await bootLoop(dsh, { plugins: [[dsh.compactionBasic.default]], fallback: textReply('Aye.') })
+    const warnings: string[] = []
+    loop.ctx.logger.exporter({ levels: { default: 3 }, export: message => message.type === 'warn' && warnings.push(`${message.name}: ${String(message.args[0])}`) })
     const agent = loop.create('stock-managed')
     await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed' } as never)
     expect(contextModeOf(agent)).toBe('dsh-native')
     const refusal = contextModeRefusal(agent)!
     expect(refusal).toMatchObject({ requested: 'agent-managed', code: 'mode-unavailable', missing: ['agent/context', 'projection-aware-compaction'] })
     expect(refusal.reason).toContain(inspectCapabilities(agent.ctx).managed.reasons[0])
-    expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).map(event => event.data)).toEqual([{ mode: 'dsh-native', previous: 'dsh-native', afterTurn: 0, refused: refusal }])
+    expect(warnings).toEqual([`agent-tavern: ${refusal.reason}; it runs dsh-native`])
+    // Stock dsh-session drops `ignorable` and would refuse to resume a log holding a type it does not know.
+    expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT)).toEqual([])
     await loop.say(agent, 'first')
     await loop.say(agent, 'second')
     expect(loop.errors).toEqual([])
     expect(JSON.stringify(loop.adapter.requests[1]!.messages)).toBe(JSON.stringify(agent.session.deriveMessages().slice(0, -1)))
+    expect(agent.session.events.filter(event => !dsh.session.KNOWN_SESSION_EVENT_TYPES.has(event.type))).toEqual([])
   })
 
   it('setContextMode validates its input with the same typed error as the config', async () => {

@@ -9,6 +9,7 @@
 
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
+import { hasAgentContextSeam } from '@dsh-seam/agent-loop-patch'
 import { compactionSummary } from '@dsh-seam/compaction-effective-projection'
 import { PERSONA_ORDER, PERSONA_SECTION } from '@deepseek-ai/dsh-system-prompt'
 import type {} from '@deepseek-ai/dsh-token-meter'
@@ -63,7 +64,8 @@ class ModeController {
 
   /**
    * Enter the logged mode (`fresh` for a session with no turns and no recorded mode). A mode the host cannot run is
-   * refused: the session runs `dsh-native`, and the refusal is logged with the switch and kept on {@link refused}.
+   * refused: the session runs `dsh-native`, the refusal is warned, kept on {@link refused} and, on a build that can
+   * append ignorable events (the seam's dsh-session), logged with the switch.
    */
   async start(fresh: ContextMode): Promise<void> {
     const { session } = this.agent
@@ -79,7 +81,10 @@ class ModeController {
       if (!(error instanceof AgentTavernError)) throw error
       this.refused = { requested: wanted, code: error.code, reason: error.message, missing: error.missing }
       this.mode = recorded ?? 'dsh-native'
-      this.record('dsh-native', this.refused)
+      this.ctx.logger('agent-tavern').warn(`${error.message}; it runs ${this.mode}`)
+      // A dsh-session without the seam cannot append an ignorable event, and a log holding one it does not know
+      // could not be resumed by that build: the refusal stays off the log there.
+      if (hasAgentContextSeam(this.ctx)) this.record('dsh-native', this.refused)
       return
     }
     if (recorded === undefined && wanted !== 'dsh-native') this.record(wanted)
