@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // DeepSeek Harness's own suites (its vitest specs, from a DSH checkout), run outside DSH's monorepo.
 //
-//   dsh-suites.mjs install [--patches DIR] [--libs "A.tgz B.tgz"] [CHECKOUT] WORK
+//   dsh-suites.mjs install [--patches DIR] [CHECKOUT] WORK
 //       WORK/node_modules: DSH's npm packages at the checkout's own versions (every @deepseek-ai package the
 //       suites, the agent-loop testkit and DSH's vitest setup import, found by reading them), and the test tools at
 //       the versions the checkout's pnpm-lock.yaml resolves; the patches in DIR (pnpm's format,
-//       `@scope__name@version.patch`) applied to the installed packages; extra tarballs installed beside them.
+//       `@scope__name@version.patch`) applied to the installed packages.
 //       WORK/dsh: the checkout's copy (scripts/dsh-source.mjs), whose specs the other commands run.
 //   dsh-suites.mjs npm WORK LABEL
 //       the suites of agent-loop, session and compaction-basic against the installed, compiled packages: in the copy,
@@ -175,21 +175,18 @@ function run(command, args, options = {}) {
 
 function install(args) {
   let patches
-  let libs = []
   while (args[0]?.startsWith('--')) {
     const [flag, value] = args.splice(0, 2)
     if (flag === '--patches') patches = resolve(value)
-    else if (flag === '--libs') libs = value.split(/\s+/).filter(Boolean).map(file => resolve(file))
     else die(`unknown option ${flag}`)
   }
-  const work = resolve(args.pop() ?? die('usage: dsh-suites.mjs install [--patches DIR] [--libs "A.tgz ..."] [CHECKOUT] WORK'))
+  const work = resolve(args.pop() ?? die('usage: dsh-suites.mjs install [--patches DIR] [CHECKOUT] WORK'))
   const checkout = args.pop() ?? (process.env['DSH_CHECKOUT'] || undefined) ?? die('no DSH checkout: pass one or set DSH_CHECKOUT')
   const npmVersion = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).devDependencies['@deepseek-ai/dsh-agent-loop']
   rmSync(work, { recursive: true, force: true })
   const tree = join(work, 'dsh')
   exportCheckout(resolve(checkout), tree, npmVersion)
   const dependencies = dependenciesToInstall(tree, workspacePackages(tree))
-  for (const lib of libs) dependencies[JSON.parse(run('tar', ['-xOzf', lib, 'package/package.json'])).name] = `file:${lib}`
   writeFileSync(join(work, 'package.json'), `${JSON.stringify({ name: 'dsh-suites', private: true, type: 'module', dependencies }, null, 2)}\n`)
   run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: work, stdio: ['ignore', 'inherit', 'inherit'] })
   const applied = []
@@ -396,7 +393,7 @@ const COMMANDS = { install: async args => { install(args); return true }, npm: n
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const [command, ...args] = process.argv.slice(2)
   try {
-    const ok = await (COMMANDS[command] ?? (() => die('usage: dsh-suites.mjs install [--patches DIR] [--libs "A.tgz ..."] [CHECKOUT] WORK | npm WORK LABEL | source TREE WORK LABEL')))(args)
+    const ok = await (COMMANDS[command] ?? (() => die('usage: dsh-suites.mjs install [--patches DIR] [CHECKOUT] WORK | npm WORK LABEL | source TREE WORK LABEL')))(args)
     process.exit(ok ? 0 : 1)
   } catch (error) {
     if (!(error instanceof SuitesError || error instanceof DshSourceError)) throw error

@@ -36,38 +36,6 @@ step "copy of $checkout"
 echo "DeepSeek Harness $(node "$root/scripts/dsh-source.mjs" export "$checkout" "$WORK/checkout")"
 export DSH_CHECKOUT=$WORK/checkout
 
-pack_libs() { # every @dsh-seam package the compiled patches import, with its workspace dependencies, as tarballs
-  python3 - "$root" "$WORK/pack" <<'PY'
-import json, pathlib, re, shutil, subprocess, sys
-root, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-dirs = {json.loads(p.read_text())['name']: p.parent for p in root.glob('packages/*/package.json')}
-wanted = sorted({m for p in root.glob('patches/*.patch') for m in re.findall(r'@dsh-seam/[a-z0-9-]+', p.read_text())})
-todo, seen = list(wanted), set()
-while todo:
-    name = todo.pop()
-    if name in seen: continue
-    seen.add(name)
-    if name not in dirs: sys.exit(f'pack: the patches import {name}, which is not a workspace package')
-    deps = json.loads((dirs[name] / 'package.json').read_text()).get('dependencies', {})
-    todo += [d for d, v in deps.items() if v.startswith('workspace:')]
-for name in sorted(seen):
-    src, dst = dirs[name], out / dirs[name].name
-    if not (src / 'lib/index.js').exists(): sys.exit(f'pack: {name} has no built lib/index.js')
-    shutil.copytree(src / 'lib', dst / 'lib')
-    pkg = json.loads((src / 'package.json').read_text())
-    pkg['exports'] = {'.': {'types': './lib/index.d.ts', 'default': './lib/index.js'}}
-    pkg['files'] = ['lib']
-    pkg.pop('devDependencies', None)
-    pkg.pop('scripts', None)
-    for dep, spec in pkg.get('dependencies', {}).items():
-        if spec.startswith('workspace:'):
-            pkg['dependencies'][dep] = json.loads((dirs[dep] / 'package.json').read_text())['version']
-    (dst / 'package.json').write_text(json.dumps(pkg, indent=2) + '\n')
-    tgz = subprocess.run(['npm', 'pack', '--silent', '--pack-destination', str(out)], cwd=dst, check=True, capture_output=True, text=True).stdout.split()[-1]
-    print(out / tgz)
-PY
-}
-
 # The stock install is the node_modules each step's run and tsc use; its run counts DSH's suites on the unpatched
 # packages.
 step "DSH's suites on the unpatched rc.8 npm packages"
@@ -89,11 +57,8 @@ ln -sfn "$WORK/step-$n" "$WORK/dsh"
 step '(d) drift: the seam modules and Agent Notes are what the workspace generates'
 bash "$SERIES/series.sh" check
 
-step 'pack the @dsh-seam packages the compiled patches import (LIBS)'
-LIBS=$(pack_libs | tr '\n' ' ')
-echo "$LIBS"
 step "(c) DSH's suites with the series' specs (the last step's tree) on the compiled packages with patches/"
-node "$SUITES" install --patches "$root/patches" --libs "$LIBS" "$WORK/dsh" "$WORK/own-lib"
+node "$SUITES" install --patches "$root/patches" "$WORK/dsh" "$WORK/own-lib"
 node "$SUITES" npm "$WORK/own-lib" 'patched rc.8, series specs'
 
 step '(a) generated session event list, as scripts/gen-persistence-catalog.ts renders it; (d) equal to the compiled list'

@@ -3,7 +3,9 @@
  * values; nothing reaches the model; the turn ends with an error and the log stays replayable.
  */
 
-import { AgentContextError, projectionEvents } from '@dsh-seam/agent-context'
+// The loop throws the patched dsh-session's class: a plugin catches the host's errors under DSH's name.
+import { AgentContextError } from '@deepseek-ai/dsh-session'
+import { projectionEvents } from '@dsh-seam/agent-context'
 import { bootLoop, patchedDsh, textReply } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import { aborted, expectRequestsRebuiltFromLog, listenerLatch, requestsOf } from './support.ts'

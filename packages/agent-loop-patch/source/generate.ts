@@ -18,12 +18,12 @@ import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..')
-const CORE = 'packages/dsh-agent-context/src'
-const HOST = 'packages/agent-loop-patch/src'
+export const CORE = 'packages/dsh-agent-context/src'
+export const HOST = 'packages/agent-loop-patch/src'
 const COMPACTION = 'packages/compaction-effective-projection'
 const CORE_TESTS = 'packages/dsh-agent-context/tests'
-const SESSION = 'packages/core/session/src'
-const LOOP = 'packages/core/agent-loop/src'
+export const SESSION = 'packages/core/session/src'
+export const LOOP = 'packages/core/agent-loop/src'
 const BASIC = 'packages/compaction/compaction-basic'
 
 /** The DSH package (name and folder) of each folder a generated file lands in. */
@@ -42,7 +42,7 @@ const DEPENDANTS: Record<string, readonly string[]> = {
 }
 
 /** One generated file: workspace statements, by module and (optionally) by declared name. */
-interface Target {
+export interface Target {
   readonly file: string
   /** `[module, names]`: the named declarations of the module, or all it has left (`'*'`). */
   readonly from: readonly (readonly [string, readonly string[] | '*'])[]
@@ -55,7 +55,7 @@ interface Target {
  * dsh-compaction-basic both read them, and neither depends on the other. The host step lives in dsh-agent-loop;
  * projection-aware compaction (engine, pure parts, specs) in dsh-compaction-basic.
  */
-const TARGETS: readonly Target[] = [
+export const TARGETS: readonly Target[] = [
   { file: `${SESSION}/request-projection.ts`, from: [[`${CORE}/projection.ts`, '*'], [`${CORE}/check.ts`, '*']] },
   { file: `${SESSION}/context-nodes.ts`, from: [[`${CORE}/nodes.ts`, '*']] },
   { file: `${SESSION}/context-normalize.ts`, from: [[`${CORE}/normalize.ts`, '*']] },
@@ -78,7 +78,7 @@ const TARGETS: readonly Target[] = [
 ]
 
 /** Workspace modules the series replaces with a hand-written module of the same exports, per importing DSH package. */
-const BOUND: Record<string, Record<string, string>> = {
+export const BOUND: Record<string, Record<string, string>> = {
   [`${HOST}/listeners.ts`]: {
     '@deepseek-ai/dsh-agent-loop': `${LOOP}/context-listeners.ts`,
     '@deepseek-ai/dsh-compaction-basic': `${BASIC}/src/projection-seam.ts`,

@@ -1,11 +1,10 @@
 /**
- * The agent/context seam for `@deepseek-ai/dsh-agent-loop` 0.1.0-rc.8: the host step the patched loop calls, and
- * the runtime capability check consumers use to fail closed on a stock build.
+ * Detection of the agent/context seam in `@deepseek-ai/dsh-agent-loop` 0.1.0-rc.8, for consumers that must fail
+ * closed on a stock build: the capability check, the one-call guard, the listener query. The host step itself ships
+ * inside the patched loop, compiled from `src/host.ts`.
  * @module @dsh-seam/agent-loop-patch
  */
 
-export { projectRequestMessages } from './host.ts'
-export type { ProjectionRequest } from './host.ts'
 export { AgentContextSeamError, assertAgentContextSeam, hasAgentContextSeam } from './capability.ts'
 export type { AgentContextSeamMissing } from './capability.ts'
 export { hasContextListener } from './listeners.ts'

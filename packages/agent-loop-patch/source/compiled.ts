@@ -1,0 +1,281 @@
+/**
+ * The seam's modules as the compiled npm patches carry them, so that no patched DSH package imports a workspace
+ * package.
+ *
+ * Every workspace module the source series places in dsh-session or dsh-agent-loop ({@link TARGETS}, {@link BOUND})
+ * is copied from its built `lib/` output (JavaScript, and declarations for dsh-session) under the file name the series
+ * gives it, with its imports pointed inside DSH: a sibling module to its copy, a workspace package to the DSH package
+ * its modules land in, and a name of the copy's own package to the compiled file of the unmodified npm package that
+ * exports it (the package's bundle re-exports the copies, so importing the bundle from a copy would be a cycle). The
+ * patched dsh-session's entry points re-export every copy, so the seam's API has the names the series gives it.
+ *
+ * Usage: node compiled.ts write   rebuilds the dsh-session and dsh-agent-loop patches in patches/ from the built
+ *                                 workspace (`pnpm -r build` first) with `pnpm patch` and `pnpm patch-commit`
+ *        node compiled.ts fill <package> <dir>   refreshes the copies in a folder `pnpm patch` prepared, for a
+ *                                 hand-written hunk edited there before `pnpm patch-commit <dir>`
+ * The drift check is test/scripts/compiled-patches.test.ts.
+ * @module @dsh-seam/agent-loop-patch/source/compiled
+ */
+
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, dirname, join, posix } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import ts from 'typescript'
+import { BOUND, LOOP, SESSION, TARGETS } from './generate.ts'
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..')
+const VERSION = '0.1.0-rc.8'
+
+/** Where the copies of one DSH package go, and the lines its entry points gain per copy. */
+interface Place {
+  readonly name: string
+  readonly lib: string
+  readonly declarations: boolean
+  /** A `files` pattern the package.json must list for pnpm to keep the copies (pnpm patches only packed files). */
+  readonly packed?: string
+  readonly entries: Readonly<Record<string, (file: string) => string>>
+}
+
+const PLACES: Readonly<Record<string, Place>> = {
+  [SESSION]: {
+    name: '@deepseek-ai/dsh-session',
+    lib: 'lib/types',
+    declarations: true,
+    entries: {
+      'lib/index.js': (file) => `export * from "./types/${file}.js";`,
+      'lib/types/index.d.ts': (file) => `export * from './${file}.js';`,
+    },
+  },
+  [LOOP]: { name: '@deepseek-ai/dsh-agent-loop', lib: 'lib', declarations: false, packed: 'lib/context-*.js', entries: {} },
+}
+
+/** The DSH package each workspace package's placed modules land in. */
+const LANDS_IN: Readonly<Record<string, string>> = { '@dsh-seam/agent-context': '@deepseek-ai/dsh-session' }
+
+/** Type-only names a dsh-session copy's declarations import from dsh-agent; the patched dsh-session declares them. */
+const DECLARED_BY_SESSION: ReadonlySet<string> = new Set(['ContextNode'])
+
+class CompileError extends Error {
+  override readonly name = 'CompileError'
+}
+
+/** One file a patch adds, by its path in the package. */
+export interface CompiledFile {
+  readonly path: string
+  readonly text: string
+}
+
+/** What the patch of one DSH package carries from the workspace. */
+export interface CompiledPackage {
+  readonly name: string
+  readonly version: string
+  readonly files: readonly CompiledFile[]
+  /** The `files` pattern the patched package.json adds for them, if its own patterns do not cover them. */
+  readonly packed: string | undefined
+  /** Lines each entry point gains (one per copy, in copy order). */
+  readonly entries: Readonly<Record<string, readonly string[]>>
+}
+
+interface Placed {
+  readonly source: string
+  readonly place: Place
+  readonly file: string
+}
+
+/** Every placed workspace module with the copy's base name: a series file of several modules names the later ones `<file>-<module>`. */
+function placements(): Map<string, Placed> {
+  const placed = new Map<string, Placed>()
+  const put = (source: string, folder: string, file: string) => {
+    const place = PLACES[folder]
+    if (place !== undefined) placed.set(source, { source, place, file })
+  }
+  for (const target of TARGETS) {
+    const folder = posix.dirname(target.file)
+    const file = posix.basename(target.file, '.ts')
+    target.from.forEach(([source], i) => put(source, folder, i === 0 ? file : `${file}-${posix.basename(source, '.ts')}`))
+  }
+  for (const [source, byPackage] of Object.entries(BOUND)) {
+    for (const [name, file] of Object.entries(byPackage)) {
+      const folder = posix.dirname(file)
+      if (PLACES[folder]?.name === name) put(source, folder, posix.basename(file, '.ts'))
+    }
+  }
+  return placed
+}
+
+function stockFolder(name: string): string {
+  return join(ROOT, 'stock/node_modules', name)
+}
+
+/** The compiled file of the unmodified npm package (under `lib`) that exports each name. */
+function exportersOf(place: Place): Map<string, string> {
+  const exporters = new Map<string, string>()
+  const folder = join(stockFolder(place.name), place.lib)
+  for (const file of readdirSync(folder).filter((f) => f.endsWith('.js') && f !== 'index.js').sort()) {
+    const text = readFileSync(join(folder, file), 'utf8')
+    for (const [, name] of text.matchAll(/^export (?:async )?(?:function\*?|class|const|let|var) ([\w$]+)/gm)) {
+      if (!exporters.has(name!)) exporters.set(name!, file)
+    }
+  }
+  return exporters
+}
+
+function libOf(source: string, ext: '.js' | '.d.ts'): string {
+  return join(ROOT, source.replace('/src/', '/lib/').replace(/\.ts$/, ext))
+}
+
+/** The copy's text: imports pointed inside DSH, its module tag renamed, no source map reference. */
+function relink(copy: Placed, kind: '.js' | '.d.ts', placed: Map<string, Placed>, exporters: Map<string, string>): string {
+  const path = libOf(copy.source, kind)
+  const text = readFileSync(path, 'utf8')
+  const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, kind === '.js' ? ts.ScriptKind.JS : ts.ScriptKind.TS)
+  const edits: { start: number; end: number; text: string }[] = []
+  const fail = (message: string): never => {
+    throw new CompileError(`${copy.source} (${kind}): ${message}`)
+  }
+  for (const statement of file.statements) {
+    if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue
+    const literal = statement.moduleSpecifier
+    if (literal === undefined || !ts.isStringLiteral(literal)) continue
+    const specifier = literal.text
+    const quote = (to: string) => edits.push({ start: literal.getStart(), end: literal.getEnd(), text: `'${to}'` })
+    if (specifier.startsWith('.')) {
+      const source = posix.join(posix.dirname(copy.source), specifier).replace(/\.js$/, '.ts')
+      const sibling = placed.get(source)
+      if (sibling?.place !== copy.place) fail(`imports ${specifier}, which is not compiled into ${copy.place.name}`)
+      quote(`./${sibling!.file}.js`)
+    } else if (specifier.startsWith('@dsh-seam/')) {
+      const to = LANDS_IN[specifier] ?? fail(`imports ${specifier}, whose modules land in no DSH package`)
+      if (to === copy.place.name) fail(`imports its own package through ${specifier}`)
+      quote(to)
+    } else if (specifier === copy.place.name) {
+      if (kind === '.d.ts') {
+        quote('./index.js')
+        continue
+      }
+      const bindings = ts.isImportDeclaration(statement) ? statement.importClause?.namedBindings : undefined
+      if (bindings === undefined || !ts.isNamedImports(bindings)) fail(`imports ${specifier} other than by name`)
+      const byFile = new Map<string, string[]>()
+      for (const element of (bindings as ts.NamedImports).elements) {
+        const name = (element.propertyName ?? element.name).text
+        const from = exporters.get(name) ?? fail(`imports ${name} from ${specifier}, which no compiled file of it exports`)
+        byFile.set(from, [...(byFile.get(from) ?? []), element.getText()])
+      }
+      const lines = [...byFile].map(([from, names]) => `import { ${names.join(', ')} } from './${basename(from)}';`)
+      edits.push({ start: statement.getStart(), end: statement.getEnd(), text: lines.join('\n') })
+    } else if (specifier === '@deepseek-ai/dsh-agent' && copy.place.name === '@deepseek-ai/dsh-session') {
+      const bindings = ts.isImportDeclaration(statement) ? statement.importClause?.namedBindings : undefined
+      const names = bindings !== undefined && ts.isNamedImports(bindings) ? bindings.elements.map((e) => e.name.text) : []
+      if (kind === '.js' || names.length === 0 || !names.every((n) => DECLARED_BY_SESSION.has(n))) {
+        fail(`imports ${names.join(', ') || 'a value'} from dsh-agent, which dsh-session does not depend on`)
+      }
+      quote('./types.js')
+    }
+  }
+  let out = text
+  for (const edit of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, edit.start) + edit.text + out.slice(edit.end)
+  return out
+    .replace(/^\/\/# sourceMappingURL=.*\n?/m, '')
+    .replace(/@module @dsh-seam\/\S+/, `@module ${copy.place.name}/${copy.file}`)
+}
+
+/**
+ * The files each patched DSH package carries from the workspace, and the entry-point lines that export them.
+ * @returns one entry per DSH package that receives copies, in {@link PLACES} order.
+ */
+export function compiledPackages(): CompiledPackage[] {
+  const placed = placements()
+  return Object.values(PLACES).map((place) => {
+    const exporters = exportersOf(place)
+    const copies = [...placed.values()].filter((p) => p.place === place)
+    const files: CompiledFile[] = []
+    for (const copy of copies) {
+      files.push({ path: `${place.lib}/${copy.file}.js`, text: relink(copy, '.js', placed, exporters) })
+      if (place.declarations) files.push({ path: `${place.lib}/${copy.file}.d.ts`, text: relink(copy, '.d.ts', placed, exporters) })
+    }
+    const entries = Object.fromEntries(Object.entries(place.entries).map(([entry, line]) => [entry, copies.map((c) => line(c.file))]))
+    return { name: place.name, version: VERSION, files, packed: place.packed, entries }
+  })
+}
+
+/** The patch file pnpm keeps for a package. */
+export function patchFile(name: string, version: string): string {
+  return join(ROOT, 'patches', `${name.replace('/', '__')}@${version}.patch`)
+}
+
+/** The files a patch adds (`new file`), with their contents. */
+export function addedFiles(patch: string): Map<string, string> {
+  const added = new Map<string, string>()
+  for (const block of patch.split(/^(?=diff --git )/m)) {
+    if (!/^new file mode /m.test(block)) continue
+    const path = /^\+\+\+ b\/(.+)$/m.exec(block)?.[1]
+    if (path === undefined) throw new CompileError(`a new file in the patch has no +++ line`)
+    const body = block.slice(block.indexOf('\n@@') + 1).split('\n').slice(1)
+    const lines: string[] = []
+    let newline = true
+    for (const line of body) {
+      if (line.startsWith('+')) lines.push(line.slice(1))
+      else if (line.startsWith('\\ No newline')) newline = false
+    }
+    added.set(path, lines.join('\n') + (newline ? '\n' : ''))
+  }
+  return added
+}
+
+/**
+ * Write a package's copies into a folder `pnpm patch` prepared, replacing the copies the previous patch added, and
+ * its entry points' export lines.
+ */
+export function fill(pkg: CompiledPackage, dir: string): void {
+  const previous = addedFiles(readFileSync(patchFile(pkg.name, pkg.version), 'utf8'))
+  for (const path of previous.keys()) if (existsSync(join(dir, path))) unlinkSync(join(dir, path))
+  for (const file of pkg.files) writeFileSync(join(dir, file.path), file.text)
+  if (pkg.packed !== undefined) {
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { files: string[] }
+    if (!manifest.files.includes(pkg.packed)) {
+      manifest.files.splice(manifest.files.findIndex((f) => f.startsWith('lib/types')), 0, pkg.packed)
+      writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`)
+    }
+  }
+  const stale = [...previous.keys()].map((p) => `/${posix.basename(p).replace(/\.(d\.ts|js)$/, '')}.js`)
+  for (const [entry, wanted] of Object.entries(pkg.entries)) {
+    const lines = readFileSync(join(dir, entry), 'utf8').split('\n')
+    const kept = lines.filter((line) => !wanted.includes(line) && !(line.startsWith('export * from') && stale.some((file) => line.includes(file))))
+    while (kept.at(-1) === '') kept.pop()
+    const map = kept.at(-1)?.startsWith('//# sourceMappingURL=') === true ? [kept.pop()!] : []
+    writeFileSync(join(dir, entry), [...kept, ...wanted, ...map, ''].join('\n'))
+  }
+}
+
+/** Rebuild one package's patch with pnpm's own tooling: a copy pnpm prepares (the current patch applied), filled, committed. */
+function rewrite(pkg: CompiledPackage): void {
+  const dir = mkdtempSync(join(tmpdir(), 'compiled-patch-'))
+  rmSync(dir, { recursive: true })
+  execFileSync('pnpm', ['patch', `${pkg.name}@${pkg.version}`, '--edit-dir', dir], { cwd: ROOT, stdio: 'inherit' })
+  fill(pkg, dir)
+  execFileSync('pnpm', ['patch-commit', dir], { cwd: ROOT, stdio: 'inherit' })
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [command, name, dir] = process.argv.slice(2)
+  try {
+    if (command === 'write' && name === undefined) for (const pkg of compiledPackages()) rewrite(pkg)
+    else if (command === 'fill' && name !== undefined && dir !== undefined) {
+      const pkg = compiledPackages().find((p) => p.name === name) ?? fail(`${name} receives no compiled copies`)
+      fill(pkg, dir)
+    } else {
+      console.error('usage: node compiled.ts write | fill <package> <pnpm-patch-dir>')
+      process.exit(2)
+    }
+  } catch (error: unknown) {
+    if (!(error instanceof CompileError)) throw error
+    console.error(`compiled: ${error.message}`)
+    process.exit(1)
+  }
+}
+
+function fail(message: string): never {
+  throw new CompileError(message)
+}
