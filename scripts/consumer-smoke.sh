@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# The consumer smoke test: the public packages as a plugin author installs them, in a fresh app outside the
-# workspace. Packs every public package with `pnpm pack`, then in a temporary folder installs DSH 0.1.0-rc.8 (exact
-# versions, stock, from the npm registry) and the tarballs with npm, and runs consumer-smoke/stock-app.mjs there:
-# every package imports on stock DSH, the guard throws AgentContextSeamError, AgentTavern refuses agent-managed with
-# mode-unavailable and runs dsh-native for 3 turns. The last line is `N passed, N failed`.
+# The consumer smoke test: the public packages as a plugin author installs them, in fresh apps outside the
+# workspace. Packs every public package with `pnpm pack`, then in a temporary folder:
+#   stock-app    DSH 0.1.0-rc.8 (exact versions, stock, from the npm registry) and the tarballs, with npm; runs
+#                consumer-smoke/stock-app.mjs: every package imports on stock DSH, the guard throws
+#                AgentContextSeamError, AgentTavern refuses agent-managed with mode-unavailable and runs dsh-native
+#                for 3 turns.
+#   pnpm-app, npm-app   the same install, then `dsh-seam setup` (the packed CLI) and a second install, which
+#                patches DSH; runs consumer-smoke/patched-app.mjs (a keep-last-3-turns listener, 10 turns with tool
+#                calls, every request matched to the log with firstRequestDivergence) and `dsh-seam verify` on the
+#                persisted log; a second `dsh-seam setup` changes nothing.
+# The last line is `N passed, N failed`.
 #   scripts/consumer-smoke.sh        (env CONSUMER_SMOKE_WORK: the folder to use, default a new temporary one)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,7 +20,7 @@ PUBLIC=(dsh-agent-context agent-loop-patch compaction-effective-projection agent
 DSH=0.1.0-rc.8
 work=${CONSUMER_SMOKE_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/consumer-smoke.XXXXXX")}
 case $work in "$root"/*) echo "consumer-smoke: $work is inside the workspace; the app must be outside it" >&2; exit 2 ;; esac
-rm -rf "$work" && mkdir -p "$work/tarballs" "$work/stock-app"
+rm -rf "$work" && mkdir -p "$work/tarballs" "$work/stock-app" "$work/pnpm-app" "$work/npm-app"
 passed=0 failed=0
 check() { # name, status
   if [ "$2" -eq 0 ]; then echo "pass  $1"; passed=$((passed + 1)); else echo "FAIL  $1"; failed=$((failed + 1)); fi
@@ -28,16 +34,19 @@ check "pnpm pack: ${#tarballs[@]} tarballs (${PUBLIC[*]})" $(( ${#tarballs[@]} =
 leaks=$(for t in "${tarballs[@]}"; do tar -xOzf "$t" package/package.json; done | grep -c 'workspace:' || true)
 check 'no tarball names a workspace: dependency' $(( leaks == 0 ? 0 : 1 ))
 
-node - "$work/stock-app/package.json" "$DSH" "${tarballs[@]}" <<'JS'
+manifest() { # app folder: DSH rc.8's packages the apps import, exactly, and every tarball
+  node - "$1/package.json" "$DSH" "${tarballs[@]}" <<'JS'
 const [file, dsh, ...tarballs] = process.argv.slice(2)
 const dependencies = { '@deepseek-ai/cordis': '4.0.1', '@deepseek-ai/schemastery': '3.18.1' }
-for (const name of ['agent', 'agent-loop', 'compaction', 'compaction-basic', 'llm', 'session', 'session-persistence-jsonl', 'system-prompt', 'token-meter', 'tools']) dependencies[`@deepseek-ai/dsh-${name}`] = dsh
+for (const name of ['agent', 'agent-loop', 'compaction', 'compaction-basic', 'invariants', 'llm', 'session', 'session-persistence-jsonl', 'system-prompt', 'token-meter', 'tools']) dependencies[`@deepseek-ai/dsh-${name}`] = dsh
 for (const tarball of tarballs) {
   const { name } = JSON.parse(require('node:child_process').execFileSync('tar', ['-xOzf', tarball, 'package/package.json'], { encoding: 'utf8' }))
   dependencies[name] = `file:${tarball}`
 }
-require('node:fs').writeFileSync(file, JSON.stringify({ name: 'stock-app', private: true, type: 'module', dependencies }, null, 2))
+require('node:fs').writeFileSync(file, JSON.stringify({ name: require('node:path').basename(require('node:path').dirname(file)), private: true, type: 'module', dependencies }, null, 2))
 JS
+}
+manifest "$work/stock-app"
 cp "$root/scripts/consumer-smoke/stock-app.mjs" "$work/stock-app/"
 status=0
 (cd "$work/stock-app" && npm install --no-audit --no-fund --loglevel=error > install.log 2>&1) || status=$?
@@ -54,5 +63,35 @@ if [ $status -eq 0 ]; then
     process.exit(ok ? 0 : 1)' "$out" 2>/dev/null && status=0 || status=1
   check 'stock DSH: every package imports, the guard throws, AgentTavern refuses agent-managed and runs dsh-native 3 turns' $status
 fi
+
+patched_app() { # package manager: install stock, `dsh-seam setup`, install again (patching DSH), run the app, verify its log
+  local pm=$1 app=$work/$1-app status=0 out
+  manifest "$app"
+  cp "$root/scripts/consumer-smoke/patched-app.mjs" "$app/"
+  install() { if [ "$pm" = pnpm ]; then pnpm install --no-frozen-lockfile --reporter=silent; else npm install --no-audit --no-fund --loglevel=error; fi; }
+  (cd "$app" && install > install.log 2>&1 && node node_modules/@dsh-seam/cli/bin/dsh-seam.js setup --pm "$pm" > setup.log 2>&1 && install >> install.log 2>&1) || status=$?
+  [ $status -eq 0 ] || tail -20 "$app/install.log" "$app/setup.log" 2>/dev/null
+  check "$pm: a fresh app installs DSH $DSH and the tarballs, dsh-seam setup patches it" $status
+  [ $status -eq 0 ] || return 0
+  out=$(cd "$app" && node patched-app.mjs "$app/sessions" 2>&1 | tail -1) || true
+  echo "$pm app: $out"
+  node -e '
+    const seen = JSON.parse(process.argv[1])
+    const ok = seen.turns === 10 && seen.toolCalls >= 3 && seen.projections > 0 && seen.maxSent < seen.surface && seen.divergence === null && seen.hostError && seen.log
+    process.exit(ok ? 0 : 1)' "$out" 2>/dev/null && status=0 || status=1
+  check "$pm: keep-last-3-turns listener, 10 turns with tool calls, every request rebuilt from the log (firstRequestDivergence)" $status
+  local log
+  log=$(node -e 'console.log(JSON.parse(process.argv[1]).log ?? "")' "$out" 2>/dev/null || true)
+  status=1
+  [ -n "$log" ] && (cd "$app" && node node_modules/@dsh-seam/cli/bin/dsh-seam.js verify "$log" > verify.log 2>&1) && status=0
+  sed 's/^/  /' "$app/verify.log" 2>/dev/null | tail -1
+  check "$pm: the packed dsh-seam verify rebuilds every request of the persisted log" $status
+  status=0
+  (cd "$app" && node node_modules/@dsh-seam/cli/bin/dsh-seam.js setup --pm "$pm" --check > recheck.log 2>&1) || status=$?
+  check "$pm: a second dsh-seam setup has nothing to change" $status
+}
+patched_app pnpm
+patched_app npm
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

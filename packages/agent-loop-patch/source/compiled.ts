@@ -241,11 +241,12 @@ export function fill(pkg: CompiledPackage, dir: string): void {
   }
   const stale = [...previous.keys()].map((p) => `/${posix.basename(p).replace(/\.(d\.ts|js)$/, '')}.js`)
   for (const [entry, wanted] of Object.entries(pkg.entries)) {
-    const lines = readFileSync(join(dir, entry), 'utf8').split('\n')
+    const text = readFileSync(join(dir, entry), 'utf8')
+    const lines = text.split('\n')
     const kept = lines.filter((line) => !wanted.includes(line) && !(line.startsWith('export * from') && stale.some((file) => line.includes(file))))
     while (kept.at(-1) === '') kept.pop()
     const map = kept.at(-1)?.startsWith('//# sourceMappingURL=') === true ? [kept.pop()!] : []
-    writeFileSync(join(dir, entry), [...kept, ...wanted, ...map, ''].join('\n'))
+    writeFileSync(join(dir, entry), [...kept, ...wanted, ...map, ...text.endsWith('\n') ? [''] : []].join('\n'))
   }
 }
 
