@@ -27,6 +27,12 @@ describe('projection-aware-compaction capability', () => {
     expect(await capabilities(patched, [ProjectionAwareCompactionEngine, { pressure: 'overflow-only' }])).toEqual({ flag: true, tavernMissing: false })
   })
 
+  it('follows the loop with measure: auto, so one deployment row serves a patched and a stock build', async () => {
+    expect(await capabilities(patched, [ProjectionAwareCompactionEngine, { measure: 'auto' }])).toEqual({ flag: true, tavernMissing: false })
+    expect(await capabilities(stock, [ProjectionAwareCompactionEngine, { measure: 'auto' }])).toEqual({ flag: false, tavernMissing: true })
+    await expect(bootLoop(stock, { plugins: [[ProjectionAwareCompactionEngine, { measure: 'projection' }]] })).rejects.toThrow(/needs the agent\/context seam/)
+  })
+
   it('is unavailable with measure: surface, stock compaction-basic, no compaction, or the stock rc.8 build', async () => {
     const unavailable = { flag: false, tavernMissing: true }
     expect(await capabilities(patched, [ProjectionAwareCompactionEngine, { measure: 'surface' }])).toEqual(unavailable)

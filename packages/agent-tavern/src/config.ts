@@ -73,8 +73,9 @@ export interface Config {
 }
 
 /**
- * The `referenceHint` for `@dsh-seam/compaction-effective-projection` with `summary: 'reference'` under
- * AgentTavern: a compacted span's replacement tells the model how to fetch it with the history tools.
+ * The reference hint AgentTavern offers `@dsh-seam/compaction-effective-projection` (`offerReferenceHint`) for its
+ * agent's `summary: 'reference'` compactions: a compacted span's replacement tells the model how to fetch it with the
+ * history tools. An engine whose own `referenceHint` is set uses that instead.
  */
 export const TAVERN_REFERENCE_HINT = 'Read it with tavern_history_read {"fromSeq": {start}, "toSeq": {end}}, or find a detail with tavern_history_search.'
 

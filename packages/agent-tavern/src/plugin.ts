@@ -10,13 +10,13 @@
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import { hasAgentContextSeam } from '@dsh-seam/agent-loop-patch'
-import { compactionSummary } from '@dsh-seam/compaction-effective-projection'
+import { compactionSummary, offerReferenceHint } from '@dsh-seam/compaction-effective-projection'
 import { PERSONA_ORDER, PERSONA_SECTION } from '@deepseek-ai/dsh-system-prompt'
 import type {} from '@deepseek-ai/dsh-token-meter'
 import { registerReminders } from './anchor.ts'
 import { assertModeAvailable } from './capabilities.ts'
 import type { Config as TavernConfig } from './config.ts'
-import { Config as ConfigSchema, resolveConfig } from './config.ts'
+import { Config as ConfigSchema, resolveConfig, TAVERN_REFERENCE_HINT } from './config.ts'
 import { AgentTavernError } from './errors.ts'
 import { currentRoute, logOf } from './host-log.ts'
 import { managedProjector } from './listener.ts'
@@ -167,7 +167,7 @@ async function assertCanRun(ctx: Context, agent: Agent, config: TavernConfig, mo
   assertModeAvailable(ctx, String(agent.id), mode)
   if (mode === 'dsh-native') return
   if (compactionSummary(ctx) === 'model' && !config.curator.summarizer) {
-    throw new AgentTavernError('hidden-summarizer', String(agent.id), 'agent-managed makes no hidden model calls, but the compaction engine summarizes with one; mount @dsh-seam/compaction-effective-projection with summary: reference (referenceHint: TAVERN_REFERENCE_HINT), or set curator.summarizer: true to allow model summaries')
+    throw new AgentTavernError('hidden-summarizer', String(agent.id), 'agent-managed makes no hidden model calls, but the compaction engine summarizes with one; mount @dsh-seam/compaction-effective-projection with summary: reference, or set curator.summarizer: true to allow model summaries')
   }
   const { provider, model } = currentRoute(agent)
   const contextWindow = await routeWindow(ctx, agent, new AbortController().signal)
@@ -231,6 +231,8 @@ export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
   if (config.preloadAssets) preloadAssets(ctx, session, config)
   for (const tool of tavernTools(session, config)) ctx.tools.register(tool)
   registerReminders(ctx, agent, config.anchorEvery)
+  // A compaction's reference names the history tools that read the span back, unless the engine has its own hint.
+  ctx.effect(() => offerReferenceHint(ctx, agent, TAVERN_REFERENCE_HINT), 'agent-tavern.referenceHint()')
 
   const projector = managedProjector(agent, config.policy, { meter: ctx.tokenMeter, contextWindow: signal => routeWindow(ctx, agent, signal) })
   const controller = new ModeController(ctx, agent, projector, mode => assertCanRun(ctx, agent, config, mode))

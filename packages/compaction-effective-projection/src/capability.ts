@@ -4,6 +4,7 @@
  */
 
 import type { Context } from '@deepseek-ai/cordis'
+import type { Agent } from '@deepseek-ai/dsh-agent'
 
 /** The value the `compaction` service reports as `projectionAware` when it judges pressure on projected requests. */
 export const PROJECTION_AWARE_COMPACTION = 1
@@ -29,4 +30,19 @@ export function compactionSummary(ctx: Context): 'model' | 'reference' | undefin
 export function hasProjectionAwareCompaction(ctx: Context): boolean {
   const compaction = ctx.get('compaction') as { projectionAware?: unknown } | undefined
   return compaction?.projectionAware === PROJECTION_AWARE_COMPACTION
+}
+
+/**
+ * Offer the `compaction` service visible from `ctx` a reference hint for `agent`'s compactions: how that agent fetches
+ * a compacted span (see `ProjectionAwareCompactionEngine.offerReferenceHint`). The engine uses it for `summary:
+ * 'reference'` when its own `referenceHint` is empty; any other compaction service ignores it.
+ * @param ctx - the context in which the compaction service serves the agent (an agent plugin's own context).
+ * @param agent - the agent.
+ * @param hint - the hint; `{start}` and `{end}` become the span's seqs.
+ * @returns a function withdrawing the offer; a no-op when the service takes no hints.
+ */
+export function offerReferenceHint(ctx: Context, agent: Agent, hint: string): () => void {
+  const compaction = ctx.get('compaction') as { offerReferenceHint?: (agent: Agent, hint: string) => () => void } | undefined
+  if (typeof compaction?.offerReferenceHint !== 'function') return () => {}
+  return compaction.offerReferenceHint(agent, hint)
 }

@@ -15,6 +15,12 @@ export type PressureMeasure =
   /** The full surface before the step, as stock `dsh-compaction-basic` does. */
   | 'surface'
 
+/** What `measure` may be set to: a {@link PressureMeasure}, or `'auto'` for whichever the running loop can serve. */
+export type MeasureSetting =
+  | PressureMeasure
+  /** `'projection'` on a loop with the `agent/context` seam, `'surface'` on a stock one (a DSH bundle's default). */
+  | 'auto'
+
 /** Whether pressure compacts at all. */
 export type PressurePolicy =
   /** Pressure over the threshold compacts. */
@@ -32,7 +38,7 @@ export type SummaryKind =
 /** Plugin config: every `BasicCompactionConfig` key, plus `measure`, `pressure`, `summary` and `referenceHint`. */
 export interface ProjectionCompactionConfig extends BasicCompactionConfig {
   /** Defaults to `'projection'`. */
-  measure?: PressureMeasure
+  measure?: MeasureSetting
   /** Defaults to `'auto'`. */
   pressure?: PressurePolicy
   /** Defaults to `'model'`. */
@@ -53,8 +59,8 @@ export interface ProjectionPolicy {
 export const ProjectionCompactionConfig: z<ProjectionCompactionConfig> = z.intersect([
   BasicCompactionEngine.Config,
   z.object({
-    measure: z.union(['projection', 'surface'] as const)
-      .description('Measure step pressure on the projected request (projection) or on the full surface (surface).'),
+    measure: z.union(['projection', 'surface', 'auto'] as const)
+      .description('Measure step pressure on the projected request (projection), on the full surface (surface), or on the projection where the loop has the agent/context seam and on the surface elsewhere (auto).'),
     pressure: z.union(['auto', 'overflow-only'] as const)
       .description('Compact on pressure (auto), or only after a provider context overflow (overflow-only).'),
     summary: z.union(['model', 'reference'] as const)
@@ -77,7 +83,7 @@ export class ProjectionCompactionConfigError extends Error {
   }
 }
 
-const MEASURES: readonly PressureMeasure[] = ['projection', 'surface']
+const MEASURES: readonly MeasureSetting[] = ['projection', 'surface', 'auto']
 const POLICIES: readonly PressurePolicy[] = ['auto', 'overflow-only']
 const SUMMARIES: readonly SummaryKind[] = ['model', 'reference']
 
@@ -92,14 +98,16 @@ function oneOf<T extends string>(key: keyof ProjectionPolicy, value: unknown, al
  * Split a plugin config into this package's policy, with its defaults applied, and the config the basic engine
  * validates.
  * @param config - the plugin config.
- * @returns the policy and the remaining `BasicCompactionConfig`.
+ * @param seam - whether the running loop has the `agent/context` seam; asked only for `measure: 'auto'`.
+ * @returns the policy (`measure: 'auto'` resolved) and the remaining `BasicCompactionConfig`.
  * @throws {ProjectionCompactionConfigError} when `measure`, `pressure` or `summary` is not an allowed value.
  */
-export function resolveProjectionConfig(config: ProjectionCompactionConfig): { policy: ProjectionPolicy; basic: BasicCompactionConfig } {
+export function resolveProjectionConfig(config: ProjectionCompactionConfig, seam: () => boolean = () => true): { policy: ProjectionPolicy; basic: BasicCompactionConfig } {
   const { measure = 'projection', pressure = 'auto', summary = 'model', referenceHint = '', ...basic } = config
   if (typeof referenceHint !== 'string') throw new ProjectionCompactionConfigError('referenceHint', referenceHint, 'must be a string')
+  const setting = oneOf('measure', measure, MEASURES)
   return {
-    policy: { measure: oneOf('measure', measure, MEASURES), pressure: oneOf('pressure', pressure, POLICIES), summary: oneOf('summary', summary, SUMMARIES), referenceHint },
+    policy: { measure: setting === 'auto' ? (seam() ? 'projection' : 'surface') : setting, pressure: oneOf('pressure', pressure, POLICIES), summary: oneOf('summary', summary, SUMMARIES), referenceHint },
     basic,
   }
 }

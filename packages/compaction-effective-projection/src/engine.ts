@@ -50,6 +50,20 @@ function requestTarget(agent: Agent): Pick<LlmCallConfig, 'provider' | 'model'> 
 }
 
 /**
+ * The seqs of the surface nodes holding `messages`: the span of a compaction the basic engine chose itself
+ * (`compactNow`, the `/compact` command), which does not pass through {@link ProjectionAwareCompactionEngine.compactRegion}.
+ * @param session - the session being compacted.
+ * @param messages - the span's messages, as the summarizer receives them.
+ * @returns the first and last seq, or undefined when no surface node holds them.
+ */
+function spanOf(session: Session, messages: SummarizationInput['messages']): { start: number; end: number } | undefined {
+  const ids = new Set(messages.map(message => message.id))
+  const seqs = contextNodes(session.surface.nodes, sessionEventAt(session)).filter(node => ids.has(node.message.id)).map(node => node.seq)
+  const [start, end] = [seqs[0], seqs.at(-1)]
+  return start === undefined || end === undefined ? undefined : { start, end }
+}
+
+/**
  * A `BasicCompactionEngine` whose step pressure, for agents with an `agent/context` listener, is the price of the
  * request about to be sent: system, tools and the nodes the projection includes, priced by `ctx.tokenMeter` and
  * calibrated by the provider usage of the request that usage answered. It judges the host's final, normalized
@@ -70,6 +84,8 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   private readonly warnedTargets = new Set<string>()
   /** The span each agent's running compaction replaces, for a `summary: 'reference'` text. */
   private readonly spans = new WeakMap<Agent, { start: number; end: number }>()
+  /** The reference hints agents' plugins offered ({@link offerReferenceHint}), newest last. */
+  private readonly agentHints = new WeakMap<Agent, string[]>()
 
   /**
    * @param ctx - the plugin context.
@@ -78,7 +94,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
    * loop without the `agent/context` seam.
    */
   constructor(ctx: Context, config: ProjectionCompactionConfig = {}) {
-    const { policy, basic } = resolveProjectionConfig(config)
+    const { policy, basic } = resolveProjectionConfig(config, () => hasAgentContextSeam(ctx))
     if (policy.measure === 'projection' && !hasAgentContextSeam(ctx)) {
       throw new ProjectionCompactionConfigError('measure', policy.measure, 'needs the agent/context seam of the patched DSH (hasAgentContextSeam: its dsh-session knows request/projection); use "surface" on a stock loop')
     }
@@ -117,7 +133,26 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   }
 
   /**
-   * Every compaction goes through here (pressure, overflow, `compactNow`); the span is kept for {@link summarize}.
+   * Let a plugin of `agent` say how that agent fetches a compacted span, for the `summary: 'reference'` text of its
+   * compactions when the engine's own `referenceHint` is empty (AgentTavern offers `TAVERN_REFERENCE_HINT`, which
+   * names its history tools). The newest offer still in force is used.
+   * @param agent - the agent whose compactions the hint is for.
+   * @param hint - the hint; `{start}` and `{end}` become the span's seqs.
+   * @returns a function withdrawing the offer (the plugin's dispose).
+   */
+  offerReferenceHint(agent: Agent, hint: string): () => void {
+    const hints = this.agentHints.get(agent) ?? []
+    this.agentHints.set(agent, [...hints, hint])
+    return () => {
+      const current = this.agentHints.get(agent) ?? []
+      const at = current.lastIndexOf(hint)
+      if (at >= 0) this.agentHints.set(agent, current.toSpliced(at, 1))
+    }
+  }
+
+  /**
+   * Every compaction of a span this engine chooses goes through here (pressure, overflow); the span is kept for
+   * {@link summarize}. (`compactNow` chooses its span inside the basic engine; {@link summarize} finds it by its messages.)
    * @param start - inclusive first surface-node seq.
    * @param end - inclusive last surface-node seq.
    * @param agent - owner of the session.
@@ -135,16 +170,17 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
 
   /**
    * `summary: 'model'`: the basic engine's model call. `summary: 'reference'`: no model call, the span's
-   * {@link referenceText}.
+   * {@link referenceText} with the engine's `referenceHint`, else the hint the agent's plugin offered.
    * @param input - the span's messages and the conversation's system prompt and tools.
    * @param agent - owner of the session.
    * @param signal - cancellation.
    * @returns the summary blocks and their envelope.
    */
   protected override async summarize(input: SummarizationInput, agent: Agent, signal?: AbortSignal): Promise<SummaryResult> {
-    const span = this.spans.get(agent)
-    if (this.policy.summary === 'model' || span === undefined) return super.summarize(input, agent, signal)
-    return { summary: [{ type: 'text' as const, text: referenceText({ ...span, messages: input.messages.length }, this.policy.referenceHint) }], provider: 'reference', model: 'reference' }
+    const span = this.policy.summary === 'model' ? undefined : this.spans.get(agent) ?? spanOf(agent.session, input.messages)
+    if (span === undefined) return super.summarize(input, agent, signal)
+    const hint = this.policy.referenceHint === '' ? this.agentHints.get(agent)?.at(-1) ?? '' : this.policy.referenceHint
+    return { summary: [{ type: 'text' as const, text: referenceText({ ...span, messages: input.messages.length }, hint) }], provider: 'reference', model: 'reference' }
   }
 
   private projects(agent: Agent): boolean {

@@ -7,8 +7,8 @@
 /** @public the cordis plugin entry (`name: '@dsh-seam/compaction-effective-projection'` in presets and `--patch`). */
 export { ProjectionAwareCompactionEngine as default } from './engine.ts'
 export { ProjectionAwareCompactionEngine } from './engine.ts'
-export { compactionSummary, hasProjectionAwareCompaction } from './capability.ts'
+export { compactionSummary, hasProjectionAwareCompaction, offerReferenceHint } from './capability.ts'
 export { ProjectionCompactionConfig, ProjectionCompactionConfigError } from './config.ts'
-export type { PressureMeasure, PressurePolicy, ProjectionPolicy, SummaryKind } from './config.ts'
+export type { MeasureSetting, PressureMeasure, PressurePolicy, ProjectionPolicy, SummaryKind } from './config.ts'
 export { calibrationFactor, priceRequest, promptTokens, requestEnvelope, UsageCalibration } from './calibration.ts'
 export type { CalibrationSample, RequestPricer } from './calibration.ts'

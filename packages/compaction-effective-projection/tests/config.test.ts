@@ -11,9 +11,16 @@ describe('resolveProjectionConfig', () => {
     expect(() => resolveProjectionConfig({ summary: 'llm' as never })).toThrow('ProjectionCompactionConfig: summary ("llm") must be one of "model", "reference"')
   })
 
+  it('resolves measure: auto by the seam: projection on a loop with it, surface on a stock one', () => {
+    expect(resolveProjectionConfig({ measure: 'auto' }, () => true).policy.measure).toBe('projection')
+    expect(resolveProjectionConfig({ measure: 'auto' }, () => false).policy.measure).toBe('surface')
+    expect(resolveProjectionConfig({ measure: 'projection' }, () => false).policy.measure).toBe('projection')
+    expect(ProjectionCompactionConfig({ measure: 'auto' })).toMatchObject({ measure: 'auto' })
+  })
+
   it('rejects a measure or pressure it does not know, naming the key and the value', () => {
     expect(() => resolveProjectionConfig({ measure: 'request' as never })).toThrow(ProjectionCompactionConfigError)
-    expect(() => resolveProjectionConfig({ measure: 'request' as never })).toThrow('ProjectionCompactionConfig: measure ("request") must be one of "projection", "surface"')
+    expect(() => resolveProjectionConfig({ measure: 'request' as never })).toThrow('ProjectionCompactionConfig: measure ("request") must be one of "projection", "surface", "auto"')
     expect(() => resolveProjectionConfig({ pressure: 'never' as never })).toThrow('ProjectionCompactionConfig: pressure ("never") must be one of "auto", "overflow-only"')
   })
 })

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# The real `dsh` CLI from npm with the AgentTavern and projection-aware compaction bundles, as a user who does not
+# build DSH installs them: in a fresh folder outside the workspace, pnpm installs @deepseek-ai/dsh@0.1.0-rc.8 (every
+# @deepseek-ai/dsh-* pinned to 0.1.0-rc.8, cli-app.pnpm-workspace.yaml), `dsh plugin --profile headless add` adds
+# both bundles from their `pnpm pack` tarballs, `dsh --profile headless --dump-config` must show their layers, and the
+# headless CLI runs against a loopback DeepSeek-compatible server (scripts/source-checkout/mock-deepseek.mjs) with
+# AgentTavern asked for agent-managed (AGENT_TAVERN_CONTEXT_MODE):
+#   stock half: the unpatched install refuses agent-managed with AgentTavern's mode-unavailable (the
+#     agent-tavern/context-mode event in the persisted log) and runs dsh-native for $STOCK_TURNS turns;
+#   patched half (patch_app: the workspace's patches/ through pnpm patchedDependencies): agent-managed runs
+#     $PATCHED_TURNS turns with tool calls, the packed `dsh-seam verify` rebuilds every request from the log and
+#     `dsh-seam inspect` shows projected requests. (While the patched dsh-agent-loop still imports
+#     @dsh-seam/agent-loop-patch and @dsh-seam/agent-context, it finds them only because the app also installs the
+#     packed @dsh-seam/cli, whose dependencies pnpm hoists into node_modules/.pnpm/node_modules.)
+# Each check prints `pass  <name>` or `FAIL  <name>`; the last line is `N passed, N failed`.
+#   scripts/consumer-smoke/cli.sh
+#   env CLI_SMOKE_WORK: work folder, outside the workspace (default: a new temporary one; emptied first)
+#       TARBALLS: a folder of `pnpm pack` tarballs of the five public packages (default: packed here)
+#       CLI_SMOKE_PATCHED=0: skip the patched half
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/scripts/consumer-smoke
+if [ -z "${CLI_SMOKE_TOOLCHAIN:-}" ] && [ -z "${CONSUMER_SMOKE_TOOLCHAIN:-}" ]; then
+  CLI_SMOKE_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$here/cli.sh"
+fi
+PUBLIC=(dsh-agent-context agent-loop-patch compaction-effective-projection agent-tavern seam-cli)
+DSH=0.1.0-rc.8
+STOCK_TURNS=4
+PATCHED_TURNS=12
+WINDOW=40000
+TASK='Turn 1: The ferry waits at the Grey Estuary landing at dawn. Who is there?'
+MOCK=$root/scripts/source-checkout/mock-deepseek.mjs
+work=${CLI_SMOKE_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/cli-smoke.XXXXXX")}
+case $work in "$root"|"$root"/*) echo "cli-smoke: $work is inside the workspace; the app must be outside it" >&2; exit 2 ;; esac
+rm -rf "$work" && mkdir -p "$work"
+passed=0 failed=0
+check() { # name, status
+  if [ "$2" -eq 0 ]; then echo "pass  $1"; passed=$((passed + 1)); else echo "FAIL  $1"; failed=$((failed + 1)); fi
+}
+finish() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit
+}
+json() { node -e 'const v = JSON.parse(process.argv[1]); console.log(eval(process.argv[2]))' "$1" "$2"; } # json, expression of v
+
+# ---- tarballs -------------------------------------------------------------------------------------------------
+if [ -z "${TARBALLS:-}" ]; then
+  TARBALLS=$work/tarballs
+  mkdir -p "$TARBALLS"
+  for pkg in "${PUBLIC[@]}"; do
+    (cd "$root/packages/$pkg" && pnpm pack --pack-destination "$TARBALLS" >/dev/null)
+  done
+fi
+declare -A tgz=()
+for t in "$TARBALLS"/*.tgz; do
+  [ -e "$t" ] || continue
+  tgz[$(tar -xOzf "$t" package/package.json | node -e 'console.log(JSON.parse(require("fs").readFileSync(0, "utf8")).name)')]=$t
+done
+for name in agent-context agent-loop-patch compaction-effective-projection agent-tavern cli; do
+  [ -n "${tgz[@dsh-seam/$name]:-}" ] || { check "tarball of @dsh-seam/$name in $TARBALLS" 1; finish; }
+done
+status=0
+for name in agent-tavern compaction-effective-projection; do
+  manifest=$(tar -xOzf "${tgz[@dsh-seam/$name]}" package/package.json)
+  patch=$(json "$manifest" 'v.dsh?.bundle?.patch ?? ""')
+  [ -n "$patch" ] && tar -tzf "${tgz[@dsh-seam/$name]}" | grep -x "package/${patch#./}" > /dev/null || status=1
+done
+check 'both bundle tarballs declare dsh.bundle.patch and carry the patch file' $status
+
+# ---- the app: @deepseek-ai/dsh from the registry ---------------------------------------------------------------
+dsh_versions() { # app: every @deepseek-ai/dsh-* version its lockfile resolves, "name@version" per line
+  grep -oE "^  '?@deepseek-ai/dsh-[a-z0-9-]+@[^(:']+" "$1/pnpm-lock.yaml" | sed -E "s/^ +'?//" | sort -u
+}
+
+install_app() { # app-dir: install @deepseek-ai/dsh@$DSH with pnpm, every @deepseek-ai/dsh-* pinned to $DSH
+  local app=$1
+  mkdir -p "$app"
+  echo "{\"name\": \"$(basename "$app")\", \"private\": true, \"dependencies\": {\"@deepseek-ai/dsh\": \"$DSH\"}}" > "$app/package.json"
+  cp "$here/cli-app.pnpm-workspace.yaml" "$app/pnpm-workspace.yaml"
+  (cd "$app" && pnpm install > install.log 2>&1) || return 1
+  # Pin every dsh-* package the install reached (the registry's newest are later prereleases), then install again.
+  dsh_versions "$app" | sed -E 's/@[^@]+$//' | sort -u | sed "s|.*|  '&': $DSH|" >> "$app/pnpm-workspace.yaml"
+  (cd "$app" && pnpm install >> install.log 2>&1) || return 1
+}
+
+# For now: the workspace's patches/ through pnpm patchedDependencies, written by hand (`dsh-seam setup` will do this).
+patch_app() { # app-dir
+  local app=$1 file key
+  mkdir -p "$app/patches"
+  echo 'patchedDependencies:' >> "$app/pnpm-workspace.yaml"
+  for file in "$root"/patches/*.patch; do
+    cp "$file" "$app/patches/"
+    key=$(basename "$file" .patch)
+    key=${key/__//}
+    echo "  '$key': patches/$(basename "$file")" >> "$app/pnpm-workspace.yaml"
+  done
+  (cd "$app" && pnpm install >> install.log 2>&1)
+}
+
+seam_overrides() { # the @dsh-seam/* dependencies of the tarballs, as pnpm overrides lines (unpublished: from $TARBALLS)
+  for name in agent-context agent-loop-patch compaction-effective-projection; do
+    echo "  '@dsh-seam/$name': file:${tgz[@dsh-seam/$name]}"
+  done
+}
+
+# ---- the profile: both bundles, `dsh plugin --profile headless add` ----------------------------------------------
+setup_profile() { # app-dir, home: the headless profile with both bundles and the scripted user
+  local app=$1 home=$2 dir=$2/profiles/headless
+  DSH_HOME=$home "$app/node_modules/.bin/dsh" plugin --profile headless install > "$home.plugin.log" 2>&1 || return 1
+  # The bundles depend on @dsh-seam/* packages the registry does not have yet; the profile takes them from the tarballs.
+  { echo 'overrides:'; seam_overrides; } >> "$dir/pnpm-workspace.yaml"
+  (cd "$work" && DSH_HOME=$home "$app/node_modules/.bin/dsh" plugin --profile headless add \
+    "${tgz[@dsh-seam/agent-tavern]}" "${tgz[@dsh-seam/compaction-effective-projection]}" "file:$here/scripted-user") >> "$home.plugin.log" 2>&1
+}
+
+cli_run() { # label, app-dir, home, turns, compression: one headless session; leaves $work/<label>/{stdout,stderr,status,requests.jsonl}
+  local label=$1 app=$2 home=$3 dir=$work/$1 port='' mock status=0
+  mkdir -p "$dir/cwd"
+  sed -e "s|@WINDOW@|$WINDOW|g; s|@TURNS@|$4|g; s|@COMPRESSION@|$5|g" "$here/cli-run.patch.yml" > "$dir/run.patch.yml"
+  node "$MOCK" --log "$dir/requests.jsonl" > "$dir/mock.out" 2>&1 &
+  mock=$!
+  for _ in $(seq 50); do
+    port=$(awk '/^port /{ print $2 }' "$dir/mock.out")
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+  if [ -n "$port" ]; then
+    (cd "$dir/cwd" && DSH_HOME=$home DEEPSEEK_BASE_URL="http://127.0.0.1:$port/v1" DEEPSEEK_API_KEY=fake AGENT_TAVERN_CONTEXT_MODE=agent-managed \
+      timeout 600 "$app/node_modules/.bin/dsh" --profile headless --patch "$dir/run.patch.yml" "$TASK") > "$dir/stdout" 2> "$dir/stderr" || status=$?
+  else
+    echo "the loopback server did not start: $(cat "$dir/mock.out")" > "$dir/stderr"
+    status=1
+  fi
+  kill $mock 2>/dev/null || true
+  wait $mock 2>/dev/null || true
+  echo $status > "$dir/status"
+  touch "$dir/requests.jsonl"
+  echo "$label: AGENT_TAVERN_CONTEXT_MODE=agent-managed dsh --profile headless --patch run.patch.yml '<task>' -> exit $status, $(grep -c '"kind":"\(tool-call\|reply\)"' "$dir/requests.jsonl") chat requests"
+  sed 's/^/  stderr: /' "$dir/stderr" | head -5
+}
+
+session_of() { find "$1/sessions" -name 'session.jsonl*' -type f 2>/dev/null | head -1; } # home
+stats_of() { # app, log: session-stats.mjs run in the app (its packed @dsh-seam/agent-context reads a .zstd log)
+  [ -n "$2" ] && (cd "$1" && node "$here/session-stats.mjs" "$2") 2>/dev/null || echo '{}'
+}
+
+# ---- stock half ---------------------------------------------------------------------------------------------------
+app=$work/stock-app
+home=$work/stock-home
+status=0
+install_app "$app" || status=$?
+[ $status -eq 0 ] || tail -20 "$app/install.log"
+versions=$( [ $status -eq 0 ] && dsh_versions "$app" || true)
+stray=$(echo "$versions" | grep -v "@$DSH\$" || true)
+[ -z "$stray" ] || echo "$stray" | sed 's/^/  not pinned: /'
+check "pnpm install @deepseek-ai/dsh@$DSH in a fresh folder: $(echo "$versions" | grep -c . || true) @deepseek-ai/dsh-* packages, every one $DSH" \
+  "$( [ $status -eq 0 ] && [ -n "$versions" ] && [ -z "$stray" ] && echo 0 || echo 1)"
+[ $status -eq 0 ] || finish
+
+status=0
+setup_profile "$app" "$home" || status=$?
+[ $status -eq 0 ] || tail -20 "$home.plugin.log"
+bundles=$(node -e 'console.log((JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).dsh?.profile?.bundles ?? []).join(" "))' "$home/profiles/headless/package.json" 2>/dev/null || true)
+echo "profile headless: bundles $bundles"
+check 'dsh plugin --profile headless add <tavern.tgz> <compaction.tgz>: both join the profile'"'"'s bundle list after dsh-base and dsh-headless' \
+  "$( [ $status -eq 0 ] && [ "$bundles" = '@deepseek-ai/dsh-base @deepseek-ai/dsh-headless @dsh-seam/agent-tavern @dsh-seam/compaction-effective-projection' ] && echo 0 || echo 1)"
+
+status=0
+(cd "$work" && DSH_HOME=$home "$app/node_modules/.bin/dsh" --profile headless --dump-config) > "$work/dump-config.yml" 2> "$work/dump-config.err" || status=$?
+grep -n '^# == @dsh-seam\|^# == .*patched by @dsh-seam' -A3 "$work/dump-config.yml" | sed 's/^/  /'
+for want in '^# == @dsh-seam/agent-tavern$' "^  name: '@dsh-seam/agent-tavern/host'$" '^# == @dsh-seam/compaction-effective-projection$' \
+  "^  name: '@dsh-seam/compaction-effective-projection'$" '^# == @deepseek-ai/dsh-base, patched by @dsh-seam/compaction-effective-projection$'; do
+  grep -q "$want" "$work/dump-config.yml" || status=1
+done
+grep -A3 'patched by @dsh-seam/compaction-effective-projection$' "$work/dump-config.yml" | grep 'disabled: true' > /dev/null || status=1
+check 'dsh --profile headless --dump-config: the @dsh-seam/agent-tavern and compaction layers, compaction-basic disabled by the latter' $status
+
+cli_run stock "$app" "$home" $STOCK_TURNS none
+log=$(session_of "$home")
+stats=$(stats_of "$app" "$log")
+echo "stock: ${log#"$work"/}: $stats"
+refused=$(json "$stats" '(v.refusals ?? []).some(r => r.requested === "agent-managed" && r.code === "mode-unavailable" && r.missing.join() === "agent/context,projection-aware-compaction") && v.modes.join() === "dsh-native" ? 0 : 1' 2>/dev/null || echo 1)
+check "stock CLI, agent-managed asked: AgentTavern refuses with mode-unavailable (missing agent/context, projection-aware-compaction), logged as agent-tavern/context-mode" "$refused"
+ok=$(json "$stats" "v.turns === $STOCK_TURNS && v.failedTurns === 0 && v.toolCalls >= $STOCK_TURNS && v.toolErrors === 0 && v.projections === 0 ? 0 : 1" 2>/dev/null || echo 1)
+check "stock CLI: runs dsh-native, exit $(cat "$work/stock/status"), $(json "$stats" 'v.turns ?? 0')/$STOCK_TURNS turns completed, $(json "$stats" 'v.toolCalls ?? 0') AgentTavern tool calls answered, no request/projection" \
+  "$( [ "$ok" = 0 ] && [ "$(cat "$work/stock/status")" -eq 0 ] && echo 0 || echo 1)"
+
+# ---- patched half ------------------------------------------------------------------------------------------------
+if [ "${CLI_SMOKE_PATCHED:-1}" = 0 ]; then
+  echo 'skipped: patched half (CLI_SMOKE_PATCHED=0)'
+  finish
+fi
+app=$work/patched-app
+home=$work/patched-home
+status=0
+install_app "$app" || status=$?
+# The packed CLI beside the DSH set (its log readers are that set's session and persistence packages), then the patches.
+if [ $status -eq 0 ]; then
+  node -e '
+    const fs = require("fs"), [file, cli] = process.argv.slice(1)
+    const manifest = JSON.parse(fs.readFileSync(file, "utf8"))
+    manifest.dependencies["@dsh-seam/cli"] = `file:${cli}`
+    fs.writeFileSync(file, JSON.stringify(manifest, null, 2))' "$app/package.json" "${tgz[@dsh-seam/cli]}"
+  seam_overrides >> "$app/pnpm-workspace.yaml"
+  (cd "$app" && pnpm install >> install.log 2>&1) || status=$?
+fi
+[ $status -eq 0 ] || tail -20 "$app/install.log"
+check 'patched app: @deepseek-ai/dsh and the packed @dsh-seam/cli installed' $status
+status=0
+[ -f "$app/package.json" ] && patch_app "$app" || status=1
+[ $status -eq 0 ] || tail -20 "$app/install.log"
+check "patch_app: pnpm install with patches/ as patchedDependencies ($(ls "$root"/patches/*.patch | wc -l) DSH packages)" $status
+[ $status -eq 0 ] || finish
+
+status=0
+setup_profile "$app" "$home" || status=$?
+[ $status -eq 0 ] || tail -20 "$home.plugin.log"
+check 'patched app: dsh plugin --profile headless add both bundles' $status
+
+cli_run patched "$app" "$home" $PATCHED_TURNS zstd
+log=$(session_of "$home")
+stats=$(stats_of "$app" "$log")
+echo "patched: ${log#"$work"/}: $stats"
+ok=$(json "$stats" "v.turns === $PATCHED_TURNS && v.failedTurns === 0 && v.toolCalls >= $PATCHED_TURNS && v.toolErrors === 0 && v.modes.join() === 'agent-managed' && v.refusals.length === 0 ? 0 : 1" 2>/dev/null || echo 1)
+check "patched CLI, agent-managed: exit $(cat "$work/patched/status"), $(json "$stats" 'v.turns ?? 0')/$PATCHED_TURNS turns completed with $(json "$stats" 'v.toolCalls ?? 0') tool calls, mode agent-managed, no refusal" \
+  "$( [ "$ok" = 0 ] && [ "$(cat "$work/patched/status")" -eq 0 ] && echo 0 || echo 1)"
+status=0
+[ -n "$log" ] && (cd "$app" && node_modules/.bin/dsh-seam verify "$log") || status=1
+check 'patched CLI: the packed dsh-seam verify rebuilds every request from session.jsonl.zstd' $status
+status=0
+[ -n "$log" ] && (cd "$app" && node_modules/.bin/dsh-seam inspect "$log") > "$work/patched/inspect.txt" 2>&1 || status=1
+head -3 "$work/patched/inspect.txt"
+echo '  ...'
+tail -4 "$work/patched/inspect.txt"
+projected=$(grep -oE '[0-9]+ projected' "$work/patched/inspect.txt" | grep -oE '[0-9]+' || echo 0)
+check "patched CLI: dsh-seam inspect shows AgentTavern's projected requests ($projected)" "$( [ $status -eq 0 ] && [ "${projected:-0}" -gt 0 ] && echo 0 || echo 1)"
+finish

@@ -1,0 +1,27 @@
+// The user of a multi-turn run of the npm `dsh --profile headless` CLI (scripts/consumer-smoke/cli.sh). It is
+// scripts/source-checkout/scripted-user.mjs's behaviour as a package: `dsh plugin add file:<this folder>` copies it
+// into the profile, so its @deepseek-ai/* imports resolve, like any out-of-tree plugin's peers, to the CLI's own
+// modules ($DSH_HOME/profiles/node_modules), never to the workspace's. When a turn reaches its stop boundary
+// (`agent/turn-stopping`) it queues the next line as a follow-up ("Turn N: <line>", cycling through `lines`) until
+// `turns` turns have run; the headless runner waits for idle, so the whole session runs in one process.
+import z from '@deepseek-ai/schemastery'
+import { createUserMessage } from '@deepseek-ai/dsh-llm'
+
+export const name = 'dsh-smoke-scripted-user'
+
+export const Config = z.object({
+  turns: z.natural().min(1).required().description('Turns in the session, the headless task being turn 1.'),
+  lines: z.array(z.string()).min(1).required().description('Follow-up lines, cycled.'),
+})
+
+export function apply(ctx, config) {
+  ctx.on('agent/created', ({ agent }) => {
+    const queued = new Set()
+    agent.ctx.on('agent/turn-stopping', ({ turn }) => {
+      if (turn >= config.turns || queued.has(turn)) return
+      queued.add(turn)
+      const line = config.lines[(turn - 1) % config.lines.length]
+      agent.followup(createUserMessage({ content: [{ type: 'text', text: `Turn ${turn + 1}: ${line}` }], source: { kind: 'user' } }))
+    })
+  })
+}
