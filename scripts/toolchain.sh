@@ -40,4 +40,6 @@ if [ ! -f stock/node_modules/.install-stamp ] || [ stock/package-lock.json -nt s
   touch stock/node_modules/.install-stamp
 fi
 pnpm exec tsc -b tsconfig.build.json >&2
+# The patch files dsh-seam setup installs: @dsh-seam/cli ships a copy of patches/ (its build and prepack make it too).
+node packages/seam-cli/scripts/copy-patches.mjs >&2
 exec "$@"

@@ -256,8 +256,8 @@ describe('events whose data is not what their type declares', () => {
 
 describe('arguments', () => {
   it.each([
-    [[], 'no command: expected inspect, verify, report or simulate'],
-    [['replay', 'x.jsonl'], 'unknown command "replay": expected inspect, verify, report or simulate'],
+    [[], 'no command: expected inspect, verify, report, simulate or setup'],
+    [['replay', 'x.jsonl'], 'unknown command "replay": expected inspect, verify, report, simulate or setup'],
     [['report', 'a.jsonl'], 'report needs the page to write: -o <report.html>'],
     [['verify', 'a.jsonl', '-o', 'x.html'], 'verify writes no file: -o is for report'],
     [['simulate', 'a.jsonl'], 'simulate needs at least one --policy <module>'],
@@ -267,6 +267,11 @@ describe('arguments', () => {
     [['verify', 'a.jsonl', 'b.jsonl'], 'verify takes one session log, but got 1 more argument: "b.jsonl"'],
     [['inspect', 'a.jsonl', '--colour'], /^Unknown option '--colour'/],
     [['inspect', 'a.jsonl', '--json=yes'], /^Option '--json' does not take an argument/],
+    [['setup', 'app', 'other'], 'setup takes one app folder, but got 1 more argument: "other"'],
+    [['setup', '--pm', 'yarn'], '--pm "yarn": expected pnpm or npm'],
+    [['setup', '--pm'], /^Option '--pm <value>' argument missing/],
+    [['setup', '--json'], /^Unknown option '--json'/],
+    [['--check', 'setup', '-o', 'x.html'], /^Unknown option '-o'/],
   ])('%j exits 2 saying what is wrong, on one line', async (args, problem) => {
     const run = await dshContext(...args)
     expect(run).toMatchObject({ status: EXIT.unreadable, stdout: '' })

@@ -1,6 +1,6 @@
 /**
  * The `dsh-seam` command: `inspect` prints every request of a persisted session log with its projection, `verify`
- * checks every `request/projection` against the host invariants.
+ * checks every `request/projection` against the host invariants, `setup` installs the seam's patches into a DSH app.
  * @module @dsh-seam/cli/cli
  */
 
@@ -17,6 +17,7 @@ import { ReportBuilder } from './report.ts'
 import { reportHtml } from './report-html.ts'
 import type { LoadedPolicy } from './simulate.ts'
 import { loadPolicy, PolicyError, simulate } from './simulate.ts'
+import { planSetup, SetupError, setupReport, writeSetup } from './setup.ts'
 
 /** Where the command writes. */
 export interface CliIo {
@@ -31,7 +32,9 @@ export const EXIT = {
   ok: 0,
   /** A request or projection breaks a host invariant. */
   violation: 1,
-  /** Bad arguments, or a file that is not a complete, current session log ({@link SessionLogError}). */
+  /** `setup --check`: setup would change the app. */
+  outdated: 1,
+  /** Bad arguments, a file that is not a complete, current session log ({@link SessionLogError}), or a refused `setup` ({@link SetupError}). */
   unreadable: 2,
   /** A fault of `dsh-seam` itself (a bug): reported on one line, never as a stack trace. */
   internal: 70,
@@ -47,6 +50,7 @@ const USAGE = `usage: dsh-seam inspect <session.jsonl> [--json] [--quiet]
        dsh-seam verify <session.jsonl> [--json] [--quiet]
        dsh-seam report <session.jsonl> -o <report.html> [--json] [--quiet]
        dsh-seam simulate <session.jsonl> --policy <module> [--policy <module> ...] [--json] [--quiet]
+       dsh-seam setup [dir] [--pm pnpm|npm] [--check]
 
 inspect  every request: turn, step, surface nodes, included nodes, excluded surface runs,
          estimated tokens (DSH token meter), projection revision
@@ -60,17 +64,36 @@ simulate replay the log's requests under each agent/context policy module (it ex
          createListener({ agent, meter }), optionally name and probes(turns)) through the host's
          normalizer, with no model call: tokens sent (sum, peak, p95), prefix reuse, host additions,
          recall of each probe, beside the recorded selection
+setup    install the seam's patches into the DSH app in dir (default: the current folder): pin every
+         DSH package to 0.1.0-rc.8 (a range that admits it is rewritten, another version is refused),
+         override the whole DSH 0.1.0-rc.8 set, copy the patches into dir/patches/ and register them:
+         pnpm 9 and 10 in package.json's pnpm field, pnpm 11 in pnpm-workspace.yaml, npm through
+         patch-package (postinstall); the manager comes from --pm, packageManager (or devEngines),
+         the lockfile or the manager running setup, pnpm's version from packageManager or
+         pnpm --version. Prints what it wrote and the next command; a second run writes nothing.
+--check  setup writes nothing: exit 1 when it would change something, 0 when the app is set up
 --json   one JSON document on stdout (verify: the verdict and the first violation)
 --quiet  no progress output on stderr (inspect and verify: logs of 4 MiB or more; report and
          simulate: the same, when stderr is a terminal)
 exit codes: 0 ok, 1 a host invariant is broken (the first bad event is named by file line, seq,
-turn, step and revision), 2 bad arguments or not a readable session log, 70 an internal error
+turn, step and revision) or setup --check found the app not set up, 2 bad arguments, not a readable
+session log or a refused setup (one line), 70 an internal error
 `
 
 const HINT = 'run dsh-seam --help for usage'
 
-const COMMANDS = ['inspect', 'verify', 'report', 'simulate'] as const
-type Command = (typeof COMMANDS)[number]
+const COMMANDS = ['inspect', 'verify', 'report', 'simulate', 'setup'] as const
+type Command = Exclude<(typeof COMMANDS)[number], 'setup'>
+
+/** `dsh-seam setup [dir] [--pm pnpm|npm] [--check]`. */
+interface SetupInvocation {
+  readonly command: 'setup'
+  readonly dir: string
+  readonly pm?: 'pnpm' | 'npm'
+  readonly check: boolean
+}
+
+const PACKAGE_MANAGERS = ['pnpm', 'npm'] as const
 
 interface Invocation {
   readonly command: Command
@@ -83,8 +106,33 @@ interface Invocation {
   readonly policies: readonly string[]
 }
 
+type Problem = { readonly problem: string }
+
+function firstLine(error: unknown): Problem {
+  return { problem: (error as Error).message.split('\n')[0] as string }
+}
+
+/** @returns the `setup` invocation, `'help'`, or what is wrong with its arguments. */
+function parseSetup(argv: readonly string[]): SetupInvocation | 'help' | Problem {
+  let parsed
+  try {
+    parsed = parseArgs({ args: [...argv], allowPositionals: true, options: { pm: { type: 'string' }, check: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } })
+  } catch (error: unknown) {
+    return firstLine(error)
+  }
+  const { values, positionals } = parsed
+  if (values.help === true) return 'help'
+  const [, dir = '.', ...extra] = positionals
+  if (extra.length > 0) return { problem: `setup takes one app folder, but got ${extra.length} more argument${extra.length === 1 ? '' : 's'}: ${extra.map(arg => JSON.stringify(arg)).join(' ')}` }
+  const { pm } = values
+  if (pm !== undefined && !(PACKAGE_MANAGERS as readonly string[]).includes(pm)) return { problem: `--pm ${JSON.stringify(pm)}: expected pnpm or npm` }
+  return { command: 'setup', dir, check: values.check === true, ...pm === undefined ? {} : { pm: pm as SetupInvocation['pm'] & string } }
+}
+
 /** @returns the invocation, `'help'`, or one sentence naming what is wrong with the arguments. */
-function parse(argv: readonly string[]): Invocation | 'help' | { readonly problem: string } {
+function parse(argv: readonly string[]): Invocation | SetupInvocation | 'help' | Problem {
+  const [first] = parseArgs({ args: [...argv], allowPositionals: true, strict: false, options: { output: { type: 'string', short: 'o' }, policy: { type: 'string' }, pm: { type: 'string' } } }).positionals
+  if (first === 'setup') return parseSetup(argv)
   let parsed
   try {
     parsed = parseArgs({
@@ -99,7 +147,7 @@ function parse(argv: readonly string[]): Invocation | 'help' | { readonly proble
       },
     })
   } catch (error: unknown) {
-    return { problem: (error as Error).message.split('\n')[0] as string }
+    return firstLine(error)
   }
   const { values, positionals } = parsed
   if (values.help === true) return 'help'
@@ -226,6 +274,20 @@ async function run(invocation: Invocation, io: CliIo): Promise<number> {
   }
 }
 
+/** `setup`: plan, then write unless `--check`; a refusal is one line and exit 2, with nothing written. */
+function setupCommand({ dir, pm, check }: SetupInvocation, io: CliIo): number {
+  try {
+    const plan = planSetup({ dir, ...pm === undefined ? {} : { pm } })
+    if (!check) writeSetup(plan)
+    io.stdout.write(setupReport(plan, check, printable))
+    return check && plan.files.length > 0 ? EXIT.outdated : EXIT.ok
+  } catch (error: unknown) {
+    if (!(error instanceof SetupError)) throw error
+    io.stderr.write(`dsh-seam setup: ${printable(error.message)} [${error.code}]\n`)
+    return EXIT.unreadable
+  }
+}
+
 /**
  * Run `dsh-seam` with command-line arguments. Whatever the input, it writes at most one line to stderr about what
  * went wrong and never throws.
@@ -244,9 +306,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     return EXIT.unreadable
   }
   try {
-    return await run(invocation, io)
+    return invocation.command === 'setup' ? setupCommand(invocation, io) : await run(invocation, io)
   } catch (error: unknown) {
-    io.stderr.write(`dsh-seam ${invocation.command}: internal error on ${printable(invocation.path)}: ${printable(describeValue(error))}\n`)
+    const on = invocation.command === 'setup' ? invocation.dir : invocation.path
+    io.stderr.write(`dsh-seam ${invocation.command}: internal error on ${printable(on)}: ${printable(describeValue(error))}\n`)
     return EXIT.internal
   }
 }
