@@ -9,6 +9,7 @@
 #                patches DSH; runs consumer-smoke/patched-app.mjs (a keep-last-3-turns listener, 10 turns with tool
 #                calls, every request matched to the log with firstRequestDivergence) and `dsh-seam verify` on the
 #                persisted log; a second `dsh-seam setup` changes nothing.
+#   cli/         the real `dsh` CLI from npm with the AgentTavern and compaction bundles (consumer-smoke/cli.sh).
 # The last line is `N passed, N failed`.
 #   scripts/consumer-smoke.sh        (env CONSUMER_SMOKE_WORK: the folder to use, default a new temporary one)
 set -euo pipefail
@@ -67,10 +68,15 @@ fi
 patched_app() { # package manager: install stock, `dsh-seam setup`, install again (patching DSH), run the app, verify its log
   local pm=$1 app=$work/$1-app status=0 out
   manifest "$app"
+  # pnpm resolves a tarball's own @dsh-seam dependencies from the registry, which does not have them yet.
+  [ "$pm" = npm ] || node -e '
+    const fs = require("fs"), file = process.argv[1], app = JSON.parse(fs.readFileSync(file, "utf8"))
+    app.pnpm = { overrides: Object.fromEntries(Object.entries(app.dependencies).filter(([name]) => name.startsWith("@dsh-seam/"))) }
+    fs.writeFileSync(file, JSON.stringify(app, null, 2))' "$app/package.json"
   cp "$root/scripts/consumer-smoke/patched-app.mjs" "$app/"
   install() { if [ "$pm" = pnpm ]; then pnpm install --no-frozen-lockfile --reporter=silent; else npm install --no-audit --no-fund --loglevel=error; fi; }
   (cd "$app" && install > install.log 2>&1 && node node_modules/@dsh-seam/cli/bin/dsh-seam.js setup --pm "$pm" > setup.log 2>&1 && install >> install.log 2>&1) || status=$?
-  [ $status -eq 0 ] || tail -20 "$app/install.log" "$app/setup.log" 2>/dev/null
+  [ $status -eq 0 ] || tail -20 "$app/install.log" "$app/setup.log" 2>/dev/null || true
   check "$pm: a fresh app installs DSH $DSH and the tarballs, dsh-seam setup patches it" $status
   [ $status -eq 0 ] || return 0
   out=$(cd "$app" && node patched-app.mjs "$app/sessions" 2>&1 | tail -1) || true
@@ -92,6 +98,13 @@ patched_app() { # package manager: install stock, `dsh-seam setup`, install agai
 }
 patched_app pnpm
 patched_app npm
+
+# The real `dsh` CLI from npm with both bundles, stock and patched (consumer-smoke/cli.sh; its checks count here).
+cli_out=$(CLI_SMOKE_WORK=$work/cli TARBALLS=$work/tarballs bash "$root/scripts/consumer-smoke/cli.sh" 2>&1) || true
+grep -v '^[0-9]* passed, [0-9]* failed$' <<<"$cli_out" | sed 's/^\(pass\|FAIL\)  /\1  cli: /'
+passed=$((passed + $(grep -c '^pass  ' <<<"$cli_out" || true)))
+failed=$((failed + $(grep -c '^FAIL  ' <<<"$cli_out" || true)))
+grep -q '^[0-9]* passed, 0 failed$' <<<"$cli_out" || { echo 'FAIL  cli: consumer-smoke/cli.sh did not finish with 0 failed'; failed=$((failed + 1)); }
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,17 +1,15 @@
 #!/usr/bin/env bash
 # The real `dsh` CLI from npm with the AgentTavern and projection-aware compaction bundles, as a user who does not
-# build DSH installs them: in a fresh folder outside the workspace, pnpm installs @deepseek-ai/dsh@0.1.0-rc.8 (every
-# @deepseek-ai/dsh-* pinned to 0.1.0-rc.8, cli-app.pnpm-workspace.yaml), `dsh plugin --profile headless add` adds
-# both bundles from their `pnpm pack` tarballs, `dsh --profile headless --dump-config` must show their layers, and the
-# headless CLI runs against a loopback DeepSeek-compatible server (scripts/source-checkout/mock-deepseek.mjs) with
-# AgentTavern asked for agent-managed (AGENT_TAVERN_CONTEXT_MODE):
-#   stock half: the unpatched install refuses agent-managed with AgentTavern's mode-unavailable warning (no mode
-#     event: stock cannot write it ignorable) and runs dsh-native for $STOCK_TURNS turns;
-#   patched half (patch_app: the workspace's patches/ through pnpm patchedDependencies): agent-managed runs
-#     $PATCHED_TURNS turns with tool calls, the packed `dsh-seam verify` rebuilds every request from the log and
-#     `dsh-seam inspect` shows projected requests. (While the patched dsh-agent-loop still imports
-#     @dsh-seam/agent-loop-patch and @dsh-seam/agent-context, it finds them only because the app also installs the
-#     packed @dsh-seam/cli, whose dependencies pnpm hoists into node_modules/.pnpm/node_modules.)
+# build DSH installs them: in a fresh folder outside the workspace, pnpm installs @deepseek-ai/dsh@0.1.0-rc.8 and the
+# packed @dsh-seam/cli, `dsh-seam setup` pins the DSH set (and, for the patched half, installs the patches), pnpm
+# installs again; `dsh plugin --profile headless add` adds both bundles from their `pnpm pack` tarballs,
+# `dsh --profile headless --dump-config` must show their layers, and the headless CLI runs against a loopback
+# DeepSeek-compatible server (scripts/source-checkout/mock-deepseek.mjs) with AgentTavern asked for agent-managed
+# (AGENT_TAVERN_CONTEXT_MODE):
+#   stock half (`dsh-seam setup --no-patches`): AgentTavern refuses agent-managed with its mode-unavailable warning
+#     (no mode event: stock cannot write it ignorable) and runs dsh-native for $STOCK_TURNS turns;
+#   patched half (`dsh-seam setup`): agent-managed runs $PATCHED_TURNS turns with tool calls, the packed
+#     `dsh-seam verify` rebuilds every request from the log and `dsh-seam inspect` shows projected requests.
 # Each check prints `pass  <name>` or `FAIL  <name>`; the last line is `N passed, N failed`.
 #   scripts/consumer-smoke/cli.sh
 #   env CLI_SMOKE_WORK: work folder, outside the workspace (default: a new temporary one; emptied first)
@@ -73,29 +71,18 @@ dsh_versions() { # app: every @deepseek-ai/dsh-* version its lockfile resolves, 
   grep -oE "^  '?@deepseek-ai/dsh-[a-z0-9-]+@[^(:']+" "$1/pnpm-lock.yaml" | sed -E "s/^ +'?//" | sort -u
 }
 
-install_app() { # app-dir: install @deepseek-ai/dsh@$DSH with pnpm, every @deepseek-ai/dsh-* pinned to $DSH
+install_app() { # app-dir, setup flags: @deepseek-ai/dsh@$DSH and the packed CLI with pnpm, then `dsh-seam setup` and again
   local app=$1
+  shift
   mkdir -p "$app"
-  echo "{\"name\": \"$(basename "$app")\", \"private\": true, \"dependencies\": {\"@deepseek-ai/dsh\": \"$DSH\"}}" > "$app/package.json"
-  cp "$here/cli-app.pnpm-workspace.yaml" "$app/pnpm-workspace.yaml"
-  (cd "$app" && pnpm install > install.log 2>&1) || return 1
-  # Pin every dsh-* package the install reached (the registry's newest are later prereleases), then install again.
-  dsh_versions "$app" | sed -E 's/@[^@]+$//' | sort -u | sed "s|.*|  '&': $DSH|" >> "$app/pnpm-workspace.yaml"
-  (cd "$app" && pnpm install >> install.log 2>&1) || return 1
-}
-
-# For now: the workspace's patches/ through pnpm patchedDependencies, written by hand (`dsh-seam setup` will do this).
-patch_app() { # app-dir
-  local app=$1 file key
-  mkdir -p "$app/patches"
-  echo 'patchedDependencies:' >> "$app/pnpm-workspace.yaml"
-  for file in "$root"/patches/*.patch; do
-    cp "$file" "$app/patches/"
-    key=$(basename "$file" .patch)
-    key=${key/__//}
-    echo "  '$key': patches/$(basename "$file")" >> "$app/pnpm-workspace.yaml"
-  done
-  (cd "$app" && pnpm install >> install.log 2>&1)
+  # The CLI's @dsh-seam dependencies are not on the registry yet: pnpm overrides take them from the tarballs.
+  node -e '
+    const [file, dsh, cli, ...seam] = process.argv.slice(1)
+    const dependencies = { "@deepseek-ai/dsh": dsh, "@dsh-seam/cli": `file:${cli}` }
+    const pnpm = { overrides: Object.fromEntries(seam.map(line => line.split("=")).map(([name, tgz]) => [name, `file:${tgz}`])) }
+    require("fs").writeFileSync(file, JSON.stringify({ name: require("path").basename(require("path").dirname(file)), private: true, dependencies, pnpm }, null, 2))' \
+    "$app/package.json" "$DSH" "${tgz[@dsh-seam/cli]}" $(for name in agent-context agent-loop-patch compaction-effective-projection; do echo "@dsh-seam/$name=${tgz[@dsh-seam/$name]}"; done)
+  (cd "$app" && pnpm install > install.log 2>&1 && node_modules/.bin/dsh-seam setup "$@" > setup.log 2>&1 && pnpm install >> install.log 2>&1) || return 1
 }
 
 seam_overrides() { # the @dsh-seam/* dependencies of the tarballs, as pnpm overrides lines (unpublished: from $TARBALLS)
@@ -117,7 +104,7 @@ setup_profile() { # app-dir, home: the headless profile with both bundles and th
 cli_run() { # label, app-dir, home, turns, compression: one headless session; leaves $work/<label>/{stdout,stderr,status,requests.jsonl}
   local label=$1 app=$2 home=$3 dir=$work/$1 port='' mock status=0
   mkdir -p "$dir/cwd"
-  sed -e "s|@WINDOW@|$WINDOW|g; s|@TURNS@|$4|g; s|@COMPRESSION@|$5|g" "$here/cli-run.patch.yml" > "$dir/run.patch.yml"
+  sed -e "s|@WINDOW@|$WINDOW|g; s|@TURNS@|$4|g; s|@COMPRESSION@|$5|g; s|@WARNINGS@|$dir/warnings.log|g" "$here/cli-run.patch.yml" > "$dir/run.patch.yml"
   node "$MOCK" --log "$dir/requests.jsonl" > "$dir/mock.out" 2>&1 &
   mock=$!
   for _ in $(seq 50); do
@@ -149,8 +136,8 @@ stats_of() { # app, log: session-stats.mjs run in the app (its packed @dsh-seam/
 app=$work/stock-app
 home=$work/stock-home
 status=0
-install_app "$app" || status=$?
-[ $status -eq 0 ] || tail -20 "$app/install.log"
+install_app "$app" --no-patches || status=$?
+[ $status -eq 0 ] || tail -20 "$app/install.log" "$app/setup.log"
 versions=$( [ $status -eq 0 ] && dsh_versions "$app" || true)
 stray=$(echo "$versions" | grep -v "@$DSH\$" || true)
 [ -z "$stray" ] || echo "$stray" | sed 's/^/  not pinned: /'
@@ -180,8 +167,9 @@ cli_run stock "$app" "$home" $STOCK_TURNS none
 log=$(session_of "$home")
 stats=$(stats_of "$app" "$log")
 echo "stock: ${log#"$work"/}: $stats"
-# The refusal is AgentTavern's warning; a stock dsh-session cannot write it ignorable, so it stays off the log.
-warned=$(grep -ho 'agent-managed is unavailable on this host: .*; it runs dsh-native' "$work/stock/stderr" "$work/stock/stdout" | head -1 || true)
+# The refusal is AgentTavern's logger warning (the scripted-user row collects them: headless prints none); a stock
+# dsh-session cannot write it ignorable, so it stays off the log.
+warned=$(grep -ho 'agent-tavern: .*agent-managed is unavailable on this host: .*; it runs dsh-native' "$work/stock/warnings.log" 2>/dev/null | head -1 || true)
 echo "  warning: ${warned:-none}"
 refused=$(json "$stats" 'v.modes.length === 0 ? 0 : 1' 2>/dev/null || echo 1)
 check "stock CLI, agent-managed asked: AgentTavern warns mode-unavailable (missing agent/context, projection-aware-compaction), no mode event in the stock log" \
@@ -189,6 +177,10 @@ check "stock CLI, agent-managed asked: AgentTavern warns mode-unavailable (missi
 ok=$(json "$stats" "v.turns === $STOCK_TURNS && v.failedTurns === 0 && v.toolCalls >= $STOCK_TURNS && v.toolErrors === 0 && v.projections === 0 ? 0 : 1" 2>/dev/null || echo 1)
 check "stock CLI: runs dsh-native, exit $(cat "$work/stock/status"), $(json "$stats" 'v.turns ?? 0')/$STOCK_TURNS turns completed, $(json "$stats" 'v.toolCalls ?? 0') AgentTavern tool calls answered, no request/projection" \
   "$( [ "$ok" = 0 ] && [ "$(cat "$work/stock/status")" -eq 0 ] && echo 0 || echo 1)"
+
+status=0
+[ -n "$log" ] && (cd "$app" && node_modules/.bin/dsh-seam verify "$log") || status=1
+check 'stock CLI: the packed dsh-seam verify (on stock DSH) rebuilds every request of the stock log' $status
 
 # ---- patched half ------------------------------------------------------------------------------------------------
 if [ "${CLI_SMOKE_PATCHED:-1}" = 0 ]; then
@@ -199,22 +191,12 @@ app=$work/patched-app
 home=$work/patched-home
 status=0
 install_app "$app" || status=$?
-# The packed CLI beside the DSH set (its log readers are that set's session and persistence packages), then the patches.
-if [ $status -eq 0 ]; then
-  node -e '
-    const fs = require("fs"), [file, cli] = process.argv.slice(1)
-    const manifest = JSON.parse(fs.readFileSync(file, "utf8"))
-    manifest.dependencies["@dsh-seam/cli"] = `file:${cli}`
-    fs.writeFileSync(file, JSON.stringify(manifest, null, 2))' "$app/package.json" "${tgz[@dsh-seam/cli]}"
-  seam_overrides >> "$app/pnpm-workspace.yaml"
-  (cd "$app" && pnpm install >> install.log 2>&1) || status=$?
-fi
-[ $status -eq 0 ] || tail -20 "$app/install.log"
-check 'patched app: @deepseek-ai/dsh and the packed @dsh-seam/cli installed' $status
-status=0
-[ -f "$app/package.json" ] && patch_app "$app" || status=1
-[ $status -eq 0 ] || tail -20 "$app/install.log"
-check "patch_app: pnpm install with patches/ as patchedDependencies ($(ls "$root"/patches/*.patch | wc -l) DSH packages)" $status
+[ $status -eq 0 ] || tail -20 "$app/install.log" "$app/setup.log"
+sed 's/^/  /' "$app/setup.log" | head -3
+versions=$( [ $status -eq 0 ] && dsh_versions "$app" || true)
+applied=$(grep -l 'request/projection' "$app"/node_modules/@deepseek-ai/dsh-session/lib/index.js 2>/dev/null | wc -l)
+check "patched app: @deepseek-ai/dsh $DSH and the packed @dsh-seam/cli, then dsh-seam setup and pnpm install: every dsh-* $DSH, the patches applied" \
+  "$( [ $status -eq 0 ] && [ -z "$(echo "$versions" | grep -v "@$DSH\$" || true)" ] && [ "$applied" -eq 1 ] && echo 0 || echo 1)"
 [ $status -eq 0 ] || finish
 
 status=0

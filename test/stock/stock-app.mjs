@@ -1,7 +1,7 @@
 // An app on stock DSH rc.8 (run with --import ./stock-resolve.mjs): every public package imports; detection answers
 // false; the guard throws; AgentTavern refuses agent-managed and runs dsh-native; a compressed log is refused by code.
 // Prints one JSON line of what it saw.
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { zstdCompressSync } from 'node:zlib'
@@ -26,7 +26,8 @@ const session = await import('@deepseek-ai/dsh-session')
 seen.stockSession = !session.KNOWN_SESSION_EVENT_TYPES.has('request/projection')
 
 const dsh = await stockDsh()
-const loop = await bootLoop(dsh, { plugins: [[dsh.compactionBasic.default]], fallback: textReply('Aye.') })
+const persistRoot = mkdtempSync(join(tmpdir(), 'stock-app-sessions-'))
+const loop = await bootLoop(dsh, { plugins: [[dsh.compactionBasic.default]], fallback: textReply('Aye.'), persistRoot })
 seen.hasSeam = hasAgentContextSeam(loop.ctx)
 try {
   assertAgentContextSeam(loop.ctx, 'my-policy')
@@ -43,6 +44,15 @@ for (const text of ['one', 'two', 'three']) await loop.say(agent, text)
 seen.turns = agent.session.events.filter(event => event.type === 'turn/end').length
 seen.requests = loop.adapter.requests.length
 seen.errors = loop.errors.map(entry => String(entry.error))
+
+// The stock log holds only types stock DSH knows, and the CLI verifies it on the stock set.
+await loop.ctx.sessions.flush(agent.session)
+seen.unknownTypes = agent.session.events.filter(event => !session.KNOWN_SESSION_EVENT_TYPES.has(event.type)).map(event => event.type)
+const { main } = await import('@dsh-seam/cli')
+const file = readdirSync(persistRoot, { recursive: true }).map(String).find(name => name.endsWith('session.jsonl'))
+let out = ''
+const exit = await main(['verify', join(persistRoot, file)], { stdout: { write: text => { out += text } }, stderr: { write: text => { out += text } } })
+seen.verify = { exit, out: out.trim().replace(persistRoot, '<root>') }
 
 const dir = mkdtempSync(join(tmpdir(), 'stock-app-'))
 const log = join(dir, 'session.jsonl.zst')

@@ -2,7 +2,8 @@
  * The public packages in an app on stock DSH rc.8: every `@deepseek-ai/*` import resolves from the unmodified npm set
  * (`stock-resolve.mjs`, in a child process, so no patched module is loaded beside it). Nothing crashes at import,
  * detection answers false, `assertAgentContextSeam` fails loud, AgentTavern refuses `agent-managed` with
- * `mode-unavailable` and runs `dsh-native`, and a compressed log is refused by code. On the patched set the guard
+ * `mode-unavailable` and runs `dsh-native` with a log stock DSH can read (the CLI verifies it there), and a compressed
+ * log is refused by code. On the patched set the guard
  * passes, and without an agent loop it names that.
  */
 
@@ -35,6 +36,8 @@ describe('an app on stock DSH rc.8', () => {
       turns: 3,
       requests: 3,
       errors: [],
+      unknownTypes: [],
+      verify: { exit: 0, out: expect.stringMatching(/^verified <root>\/.*session\.jsonl: 3 requests rebuilt from \d+ events; 0 request\/projection events hold the host invariants$/) },
       compressedLog: 'compressed-unsupported',
     })
   })

@@ -50,7 +50,7 @@ const USAGE = `usage: dsh-seam inspect <session.jsonl> [--json] [--quiet]
        dsh-seam verify <session.jsonl> [--json] [--quiet]
        dsh-seam report <session.jsonl> -o <report.html> [--json] [--quiet]
        dsh-seam simulate <session.jsonl> --policy <module> [--policy <module> ...] [--json] [--quiet]
-       dsh-seam setup [dir] [--pm pnpm|npm] [--check]
+       dsh-seam setup [dir] [--pm pnpm|npm] [--check] [--no-patches]
 
 inspect  every request: turn, step, surface nodes, included nodes, excluded surface runs,
          estimated tokens (DSH token meter), projection revision
@@ -66,12 +66,14 @@ simulate replay the log's requests under each agent/context policy module (it ex
          recall of each probe, beside the recorded selection
 setup    install the seam's patches into the DSH app in dir (default: the current folder): pin every
          DSH package to 0.1.0-rc.8 (a range that admits it is rewritten, another version is refused),
-         override the whole DSH 0.1.0-rc.8 set, copy the patches into dir/patches/ and register them:
+         override the whole DSH 0.1.0-rc.8 set and the cordis packages it was built with, allow
+         koffi's build, copy the patches into dir/patches/ and register them:
          pnpm 9 and 10 in package.json's pnpm field, pnpm 11 in pnpm-workspace.yaml, npm through
          patch-package (postinstall); the manager comes from --pm, packageManager (or devEngines),
          the lockfile or the manager running setup, pnpm's version from packageManager or
          pnpm --version. Prints what it wrote and the next command; a second run writes nothing.
 --check  setup writes nothing: exit 1 when it would change something, 0 when the app is set up
+--no-patches  setup pins the versions and allows koffi's build, without the patches (stock DSH)
 --json   one JSON document on stdout (verify: the verdict and the first violation)
 --quiet  no progress output on stderr (inspect and verify: logs of 4 MiB or more; report and
          simulate: the same, when stderr is a terminal)
@@ -85,12 +87,13 @@ const HINT = 'run dsh-seam --help for usage'
 const COMMANDS = ['inspect', 'verify', 'report', 'simulate', 'setup'] as const
 type Command = Exclude<(typeof COMMANDS)[number], 'setup'>
 
-/** `dsh-seam setup [dir] [--pm pnpm|npm] [--check]`. */
+/** `dsh-seam setup [dir] [--pm pnpm|npm] [--check] [--no-patches]`. */
 interface SetupInvocation {
   readonly command: 'setup'
   readonly dir: string
   readonly pm?: 'pnpm' | 'npm'
   readonly check: boolean
+  readonly pinsOnly: boolean
 }
 
 const PACKAGE_MANAGERS = ['pnpm', 'npm'] as const
@@ -116,7 +119,7 @@ function firstLine(error: unknown): Problem {
 function parseSetup(argv: readonly string[]): SetupInvocation | 'help' | Problem {
   let parsed
   try {
-    parsed = parseArgs({ args: [...argv], allowPositionals: true, options: { pm: { type: 'string' }, check: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } })
+    parsed = parseArgs({ args: [...argv], allowPositionals: true, options: { pm: { type: 'string' }, check: { type: 'boolean' }, 'no-patches': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } })
   } catch (error: unknown) {
     return firstLine(error)
   }
@@ -126,7 +129,7 @@ function parseSetup(argv: readonly string[]): SetupInvocation | 'help' | Problem
   if (extra.length > 0) return { problem: `setup takes one app folder, but got ${extra.length} more argument${extra.length === 1 ? '' : 's'}: ${extra.map(arg => JSON.stringify(arg)).join(' ')}` }
   const { pm } = values
   if (pm !== undefined && !(PACKAGE_MANAGERS as readonly string[]).includes(pm)) return { problem: `--pm ${JSON.stringify(pm)}: expected pnpm or npm` }
-  return { command: 'setup', dir, check: values.check === true, ...pm === undefined ? {} : { pm: pm as SetupInvocation['pm'] & string } }
+  return { command: 'setup', dir, check: values.check === true, pinsOnly: values['no-patches'] === true, ...pm === undefined ? {} : { pm: pm as SetupInvocation['pm'] & string } }
 }
 
 /** @returns the invocation, `'help'`, or one sentence naming what is wrong with the arguments. */
@@ -275,9 +278,9 @@ async function run(invocation: Invocation, io: CliIo): Promise<number> {
 }
 
 /** `setup`: plan, then write unless `--check`; a refusal is one line and exit 2, with nothing written. */
-function setupCommand({ dir, pm, check }: SetupInvocation, io: CliIo): number {
+function setupCommand({ dir, pm, check, pinsOnly }: SetupInvocation, io: CliIo): number {
   try {
-    const plan = planSetup({ dir, ...pm === undefined ? {} : { pm } })
+    const plan = planSetup({ dir, pinsOnly, ...pm === undefined ? {} : { pm } })
     if (!check) writeSetup(plan)
     io.stdout.write(setupReport(plan, check, printable))
     return check && plan.files.length > 0 ? EXIT.outdated : EXIT.ok

@@ -211,3 +211,24 @@ export const DSH_PACKAGES: readonly string[] = [
 export function isDshPackage(name: string): boolean {
   return name === '@deepseek-ai/dsh' || name.startsWith('@deepseek-ai/dsh-')
 }
+
+/**
+ * Packages DSH {@link DSH_VERSION} asks for with `^` ranges whose newest releases break it, at the versions the release
+ * was built with: `@deepseek-ai/cordis-plugin-hmr` 1.0.19, which the range picks today, fails every profile boot of the
+ * `dsh` CLI ("user patch-layer watching requires the Cordis HMR service"). `setup` pins them beside the DSH set.
+ */
+export const DSH_COMPANIONS: Readonly<Record<string, string>> = {
+  '@deepseek-ai/cordis': '4.0.1',
+  '@deepseek-ai/cordis-plugin-group': '1.0.1',
+  '@deepseek-ai/cordis-plugin-hmr': '1.0.16',
+  '@deepseek-ai/cordis-plugin-include': '1.0.6',
+  '@deepseek-ai/cordis-plugin-loader': '1.0.2',
+  '@deepseek-ai/cordis-plugin-timer': '1.1.3',
+  '@deepseek-ai/schemastery': '3.18.1',
+}
+
+/** Every pin `setup` writes as an override: each of {@link DSH_PACKAGES} at {@link DSH_VERSION}, each companion at its version. */
+export const DSH_PINS: ReadonlyMap<string, string> = new Map([
+  ...DSH_PACKAGES.map(name => [name, DSH_VERSION] as const),
+  ...Object.entries(DSH_COMPANIONS),
+])

@@ -8,6 +8,7 @@
 import { Context } from '@deepseek-ai/cordis'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { EpochHeader } from '@deepseek-ai/dsh-session'
+import { Session, SessionId } from '@deepseek-ai/dsh-session'
 import TokenMeter from '@deepseek-ai/dsh-token-meter'
 import type { TokenPricer } from './analyze.ts'
 
@@ -20,6 +21,7 @@ export async function meterPricer(): Promise<{ pricer: TokenPricer; dispose: () 
   const ctx = new Context()
   await ctx.plugin(TokenMeter)
   const meter = ctx.tokenMeter
+  const price = headerPrice(meter)
   const messages = new WeakMap<Message, number>()
   const headers = new WeakMap<Pick<EpochHeader, 'system' | 'tools'>, number>()
   const pricer: TokenPricer = {
@@ -29,11 +31,24 @@ export async function meterPricer(): Promise<{ pricer: TokenPricer; dispose: () 
       return tokens
     },
     estimateHeader(header) {
-      if (header === undefined) return meter.estimateHeader(header)
+      if (header === undefined) return price(header)
       let tokens = headers.get(header)
-      if (tokens === undefined) headers.set(header, tokens = meter.estimateHeader(header))
+      if (tokens === undefined) headers.set(header, tokens = price(header))
       return tokens
     },
   }
   return { pricer, dispose: async () => { await ctx.fiber.dispose() } }
+}
+
+type Header = Pick<EpochHeader, 'system' | 'tools'> | undefined
+
+/**
+ * The meter's `estimateHeader`; a stock rc.8 meter lacks it (the seam's patch adds it), and there `measure()` of an
+ * empty session with the header as its request header is the same heuristic (the header is its whole baseline).
+ */
+function headerPrice(meter: Context['tokenMeter']): (header: Header) => number {
+  const patched = meter as Partial<Pick<Context['tokenMeter'], 'estimateHeader'>>
+  if (patched.estimateHeader !== undefined) return header => meter.estimateHeader(header)
+  const empty = Session.create(SessionId('dsh-seam-header-price'), [])
+  return header => header === undefined ? 0 : meter.measure(empty, header as EpochHeader).totalTokens
 }

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { satisfies, valid, validRange } from 'semver'
 import type { Document, Pair, YAMLMap } from 'yaml'
 import { isMap, isScalar, parseDocument } from 'yaml'
-import { DSH_PACKAGES, DSH_VERSION, isDshPackage } from './dsh-set.ts'
+import { DSH_PINS, DSH_VERSION, isDshPackage } from './dsh-set.ts'
 import type { PnpmPatch } from './patch-files.ts'
 import { parsePnpmPatchName, PatchFormatError, patchPackageFile, toPatchPackage } from './patch-files.ts'
 
@@ -83,6 +83,8 @@ export interface SetupOptions {
   readonly patches?: string
   /** The environment `pnpm --version` runs in, and whose `npm_config_user_agent` names the invoking manager. */
   readonly env?: NodeJS.ProcessEnv
+  /** Pin the DSH set and allow koffi's build, without the seam's patches: a stock app on consistent versions (`--no-patches`). */
+  readonly pinsOnly?: boolean
 }
 
 /** A file setup would write: only files whose bytes change are planned. */
@@ -170,33 +172,45 @@ function yamlTable(doc: Document, field: string): Table {
 }
 
 /** @returns whether a dependency spec is a semver range that admits {@link DSH_VERSION}. */
-function admits(spec: unknown): boolean {
-  return typeof spec === 'string' && validRange(spec) !== null && satisfies(DSH_VERSION, spec, { includePrerelease: true })
+/** The version setup pins a package to: its {@link DSH_PINS} entry, or {@link DSH_VERSION} for any other DSH package. */
+function pinOf(name: string): string {
+  return DSH_PINS.get(name) ?? DSH_VERSION
+}
+
+function isPinned(name: string): boolean {
+  return DSH_PINS.has(name) || isDshPackage(name)
+}
+
+function admits(spec: unknown, version = DSH_VERSION): boolean {
+  return typeof spec === 'string' && validRange(spec) !== null && satisfies(version, spec, { includePrerelease: true })
 }
 
 function refuseVersion(where: string, name: string, spec: unknown): never {
   const shown = typeof spec === 'string' ? `"${spec}"` : JSON.stringify(spec)
-  throw new SetupError('wrong-version', `${name} is ${shown} in ${where}, but the seam's patches are for ${name}@${DSH_VERSION} exactly; change it to ${DSH_VERSION} (or a range that admits it) and run setup again`)
+  const version = pinOf(name)
+  throw new SetupError('wrong-version', `${name} is ${shown} in ${where}, but the seam's patches are for ${name}@${version} exactly; change it to ${version} (or a range that admits it) and run setup again`)
 }
 
 /**
- * Pin every DSH key of a table to {@link DSH_VERSION}: a range that admits it is rewritten, anything else is refused.
+ * Pin every DSH key of a table (and every companion, {@link DSH_PINS}) to its version: a range that admits it is
+ * rewritten, anything else is refused.
  * @param names - keys that must be present (added when missing).
  * @returns the notes.
  */
 function pinTable(table: Table, names: readonly string[]): string[] {
   const notes: string[] = []
   const added: string[] = []
-  for (const name of new Set([...table.keys().filter(isDshPackage), ...names])) {
+  for (const name of new Set([...table.keys().filter(isPinned), ...names])) {
     const spec = table.get(name)
-    if (spec === DSH_VERSION) continue
+    const version = pinOf(name)
+    if (spec === version) continue
     if (spec === undefined) added.push(name)
-    else if (!admits(spec)) refuseVersion(table.label, name, spec)
-    else notes.push(`${table.label}: ${name} ${spec as string} -> ${DSH_VERSION}`)
-    table.set(name, DSH_VERSION)
+    else if (!admits(spec, version)) refuseVersion(table.label, name, spec)
+    else notes.push(`${table.label}: ${name} ${spec as string} -> ${version}`)
+    table.set(name, version)
   }
-  const which = added.length === DSH_PACKAGES.length ? `the whole DSH ${DSH_VERSION} set` : added.join(', ')
-  if (added.length > 0) notes.push(`${table.label}: added ${added.length} at ${DSH_VERSION} (${which})`)
+  const which = added.length === DSH_PINS.size ? `the whole DSH ${DSH_VERSION} set and its companions` : added.join(', ')
+  if (added.length > 0) notes.push(`${table.label}: added ${added.length} (${which})`)
   return notes
 }
 
@@ -264,7 +278,7 @@ interface Edit {
 function pnpmPackageJson(edit: Edit, patches: readonly PnpmPatch[]): void {
   const pnpm = edit.pkg['pnpm'] ?? {}
   if (!isObject(pnpm)) throw new SetupError('malformed-package-json', 'package.json: pnpm is not an object')
-  edit.notes.push(...pinTable(jsonTable(pnpm, 'overrides', 'pnpm.overrides', 'package.json'), DSH_PACKAGES))
+  edit.notes.push(...pinTable(jsonTable(pnpm, 'overrides', 'pnpm.overrides', 'package.json'), [...DSH_PINS.keys()]))
   edit.notes.push(...registerPnpmPatches(jsonTable(pnpm, 'patchedDependencies', 'pnpm.patchedDependencies', 'package.json'), patches, 'package.json'))
   edit.notes.push(...allowNativeBuildList(pnpm, 'onlyBuiltDependencies', 'pnpm.onlyBuiltDependencies'))
   if (Object.keys(pnpm).length > 0) edit.pkg['pnpm'] = pnpm
@@ -275,7 +289,7 @@ function dropPnpmField(edit: Edit, patches: readonly PnpmPatch[]): void {
   const pnpm = edit.pkg['pnpm']
   if (!isObject(pnpm)) return
   const ours: Record<string, (key: string, value: unknown) => boolean> = {
-    overrides: (key, value) => isDshPackage(key) && value === DSH_VERSION,
+    overrides: (key, value) => isPinned(key) && value === pinOf(key),
     patchedDependencies: (key, value) => patches.some(patch => key === `${patch.name}@${patch.version}` && value === `patches/${patch.file}`),
   }
   let dropped = 0
@@ -306,7 +320,7 @@ function pnpmWorkspace(dir: string, edit: Edit, patches: readonly PnpmPatch[]): 
   if (doc.errors.length > 0) throw new SetupError('malformed-workspace', `pnpm-workspace.yaml: ${(doc.errors[0] as Error).message.split('\n')[0] as string}`)
   if (doc.contents !== null && !isMap(doc.contents)) throw new SetupError('malformed-workspace', 'pnpm-workspace.yaml is not a map of settings')
   const notes = [
-    ...pinTable(yamlTable(doc, 'overrides'), DSH_PACKAGES),
+    ...pinTable(yamlTable(doc, 'overrides'), [...DSH_PINS.keys()]),
     ...registerPnpmPatches(yamlTable(doc, 'patchedDependencies'), patches, 'pnpm-workspace.yaml'),
   ]
   notes.push(...allowNativeBuildMap(yamlTable(doc, 'allowBuilds')))
@@ -318,16 +332,17 @@ function pnpmWorkspace(dir: string, edit: Edit, patches: readonly PnpmPatch[]): 
  * npm has no patch mechanism: patch-package applies the converted patches after every install (the app's own
  * `postinstall`). npm 11's `allowScripts` lets koffi's install script run without a warning (older npm ignores it).
  */
-function npmPackageJson(edit: Edit): void {
+function npmPackageJson(edit: Edit, patched: boolean): void {
   const { pkg, notes } = edit
-  notes.push(...pinTable(jsonTable(pkg, 'overrides', 'overrides', 'package.json'), DSH_PACKAGES))
+  notes.push(...pinTable(jsonTable(pkg, 'overrides', 'overrides', 'package.json'), [...DSH_PINS.keys()]))
+  notes.push(...allowNativeBuildMap(jsonTable(pkg, 'allowScripts', 'allowScripts', 'package.json')))
+  if (!patched) return
   const dependencies = jsonTable(pkg, 'dependencies', 'dependencies', 'package.json')
   const devDependencies = jsonTable(pkg, 'devDependencies', 'devDependencies', 'package.json')
   if (dependencies.get('patch-package') === undefined && devDependencies.get('patch-package') === undefined) {
     devDependencies.set('patch-package', PATCH_PACKAGE_VERSION)
     notes.push(`devDependencies: added patch-package ${PATCH_PACKAGE_VERSION}`)
   }
-  notes.push(...allowNativeBuildMap(jsonTable(pkg, 'allowScripts', 'allowScripts', 'package.json')))
   const scripts = jsonTable(pkg, 'scripts', 'scripts', 'package.json')
   const postinstall = scripts.get('postinstall')
   if (postinstall !== undefined && typeof postinstall !== 'string') throw new SetupError('malformed-package-json', 'package.json: scripts.postinstall is not a string')
@@ -443,11 +458,11 @@ function detectManager(dir: string, pkg: Json, pm: 'pnpm' | 'npm' | undefined, e
 export function planSetup(options: SetupOptions): SetupPlan {
   const dir = resolve(options.dir)
   const { text, pkg: original } = readPackageJson(dir)
-  const patches = readPatches(options.patches ?? SHIPPED_PATCHES)
+  const patches = options.pinsOnly === true ? [] : readPatches(options.patches ?? SHIPPED_PATCHES)
   const manager = detectManager(dir, original, options.pm, options.env ?? process.env)
   const edit: Edit = { pkg: structuredClone(original), notes: [], files: new Map() }
   edit.notes.push(...pinDependencies(edit.pkg, patches.map(({ patch }) => patch.name)))
-  if (manager.name === 'npm') npmPackageJson(edit)
+  if (manager.name === 'npm') npmPackageJson(edit, patches.length > 0)
   else if ((manager.major as number) >= 11) pnpmWorkspace(dir, edit, patches.map(({ patch }) => patch))
   else pnpmPackageJson(edit, patches.map(({ patch }) => patch))
   const planned: PlannedFile[] = []

@@ -4,13 +4,13 @@
  * manager is found, that a second run changes no byte, and that every refusal writes nothing.
  */
 
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
-import { DSH_PACKAGES, DSH_VERSION } from '../src/dsh-set.ts'
+import { DSH_PINS, DSH_VERSION } from '../src/dsh-set.ts'
 import { parsePnpmPatchName } from '../src/patch-files.ts'
 import type { SetupOptions, SetupPlan } from '../src/setup.ts'
 import { PATCH_PACKAGE_VERSION, planSetup, SetupError, setupReport, writeSetup } from '../src/setup.ts'
@@ -19,7 +19,7 @@ import { PATCH_PACKAGE_VERSION, planSetup, SetupError, setupReport, writeSetup }
 const PATCHES = fileURLToPath(new URL('../../../patches', import.meta.url))
 const PATCH_FILES = readdirSync(PATCHES).filter(file => file.endsWith('.patch')).sort()
 const PATCHED = PATCH_FILES.map(file => parsePnpmPatchName(file)!)
-const OVERRIDES = Object.fromEntries(DSH_PACKAGES.map(name => [name, DSH_VERSION]))
+const OVERRIDES = Object.fromEntries(DSH_PINS)
 
 const root = mkdtempSync(join(tmpdir(), 'dsh-seam-setup-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -140,10 +140,10 @@ describe('pnpm 11: pnpm-workspace.yaml', () => {
     const { pnpm, ...manifest } = json(ten)
     writeFileSync(join(ten, 'package.json'), `${JSON.stringify({ ...manifest, packageManager: 'pnpm@11.28.11', pnpm: { ...pnpm, neverBuiltDependencies: ['fsevents'] } }, null, 2)}\n`)
     const plan = setup(ten)
-    expect(plan.files[0]!.notes).toEqual(['pnpm: removed 194 seam entries pnpm 11 no longer reads from package.json (they are in pnpm-workspace.yaml)'])
+    expect(plan.files[0]!.notes).toEqual([`pnpm: removed ${DSH_PINS.size + 6 + 1} seam entries pnpm 11 no longer reads from package.json (they are in pnpm-workspace.yaml)`])
     expect(json(ten)['pnpm']).toEqual({ neverBuiltDependencies: ['fsevents'] })
     const text = readFileSync(join(dir, 'pnpm-workspace.yaml'), 'utf8')
-    expect(text).toMatch(/^# the app\nallowBuilds:\n {2}esbuild: true # native\n {2}koffi: true\noverrides:\n {2}"@deepseek-ai\/dsh": 0.1.0-rc.8\n(.*\n)*? {2}left-pad: 1.3.0\npatchedDependencies:\n/)
+    expect(text).toMatch(/^# the app\nallowBuilds:\n {2}esbuild: true # native\n {2}koffi: true\noverrides:\n {2}"@deepseek-ai\/cordis": 4.0.1\n(.*\n)*? {2}left-pad: 1.3.0\npatchedDependencies:\n/)
     expect((parse(text) as Record<string, unknown>)['overrides']).toEqual({ 'left-pad': '1.3.0', ...OVERRIDES })
   })
 })
@@ -188,6 +188,24 @@ function fakePnpm(version: string | undefined): string {
   chmodSync(join(bin, 'pnpm'), 0o755)
   return bin
 }
+
+describe('--no-patches: a stock app on the consistent DSH set', () => {
+  it.each([['pnpm@10.34.9', 'pnpm.overrides'], ['pnpm@11.28.11', 'pnpm-workspace.yaml'], ['npm@11.19.1', 'overrides']])('%s: pins and allows koffi, registers and copies no patch', (packageManager) => {
+    const dir = app({ packageManager, dependencies: { '@deepseek-ai/dsh': `^${DSH_VERSION}` } })
+    const plan = setup(dir, { pinsOnly: true })
+    expect(plan.files.map(file => file.path).filter(path => path.startsWith('patches/'))).toEqual([])
+    expect(existsSync(join(dir, 'patches'))).toBe(false)
+    const manifest = json(dir)
+    expect(manifest['dependencies']).toEqual({ '@deepseek-ai/dsh': DSH_VERSION })
+    const settings = packageManager.startsWith('npm') ? manifest : packageManager.startsWith('pnpm@11') ? parse(readFileSync(join(dir, 'pnpm-workspace.yaml'), 'utf8')) as Record<string, Record<string, unknown>> : manifest['pnpm'] as Record<string, Record<string, unknown>>
+    expect(settings['overrides']).toEqual(OVERRIDES)
+    expect(settings['patchedDependencies']).toBeUndefined()
+    expect(JSON.stringify(settings)).toContain('koffi')
+    expect(manifest['devDependencies']).toBeUndefined()
+    expect(manifest['scripts']).toBeUndefined()
+    expect(setup(dir, { pinsOnly: true }).files).toEqual([])
+  })
+})
 
 describe('which package manager', () => {
   it('asks pnpm --version in the app when nothing gives pnpm\'s version', () => {

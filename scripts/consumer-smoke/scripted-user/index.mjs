@@ -3,7 +3,9 @@
 // into the profile, so its @deepseek-ai/* imports resolve, like any out-of-tree plugin's peers, to the CLI's own
 // modules ($DSH_HOME/profiles/node_modules), never to the workspace's. When a turn reaches its stop boundary
 // (`agent/turn-stopping`) it queues the next line as a follow-up ("Turn N: <line>", cycling through `lines`) until
-// `turns` turns have run; the headless runner waits for idle, so the whole session runs in one process.
+// `turns` turns have run; the headless runner waits for idle, so the whole session runs in one process. The headless
+// profile mounts no console logger, so the run's logger warnings (AgentTavern's refusal of a mode) go to `warnings`.
+import { appendFileSync } from 'node:fs'
 import z from '@deepseek-ai/schemastery'
 import { createUserMessage } from '@deepseek-ai/dsh-llm'
 
@@ -12,9 +14,16 @@ export const name = 'dsh-smoke-scripted-user'
 export const Config = z.object({
   turns: z.natural().min(1).required().description('Turns in the session, the headless task being turn 1.'),
   lines: z.array(z.string()).min(1).required().description('Follow-up lines, cycled.'),
+  warnings: z.string().description('A file every logger warning of the run is appended to, one line each.'),
 })
 
 export function apply(ctx, config) {
+  if (config.warnings) {
+    ctx.logger.exporter({
+      levels: { default: 3 },
+      export: message => message.type === 'warn' && appendFileSync(config.warnings, `${message.name}: ${message.args.map(String).join(' ')}\n`),
+    })
+  }
   ctx.on('agent/created', ({ agent }) => {
     const queued = new Set()
     agent.ctx.on('agent/turn-stopping', ({ turn }) => {
