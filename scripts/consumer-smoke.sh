@@ -73,13 +73,19 @@ patched_app() { # package manager: install stock, `dsh-seam setup`, install agai
     const fs = require("fs"), file = process.argv[1], app = JSON.parse(fs.readFileSync(file, "utf8"))
     app.pnpm = { overrides: Object.fromEntries(Object.entries(app.dependencies).filter(([name]) => name.startsWith("@dsh-seam/"))) }
     fs.writeFileSync(file, JSON.stringify(app, null, 2))' "$app/package.json"
-  cp "$root/scripts/consumer-smoke/patched-app.mjs" "$app/"
+  cp "$root/scripts/consumer-smoke/patched-app.mjs" "$root/scripts/consumer-smoke/my-model.js" "$app/"
+  # The README's boot example as written; its ./my-model.js is the offline model above.
+  node -e '
+    const readme = require("fs").readFileSync(process.argv[1], "utf8")
+    const block = /## Use it in your own DSH app[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)
+    if (!block) process.exit(1)
+    process.stdout.write(block[1])' "$root/README.md" > "$app/readme-app.mjs"
   install() { if [ "$pm" = pnpm ]; then pnpm install --no-frozen-lockfile --reporter=silent; else npm install --no-audit --no-fund --loglevel=error; fi; }
   (cd "$app" && install > install.log 2>&1 && node node_modules/@dsh-seam/cli/bin/dsh-seam.js setup --pm "$pm" > setup.log 2>&1 && install >> install.log 2>&1) || status=$?
   [ $status -eq 0 ] || tail -20 "$app/install.log" "$app/setup.log" 2>/dev/null || true
   check "$pm: a fresh app installs DSH $DSH and the tarballs, dsh-seam setup patches it" $status
   [ $status -eq 0 ] || return 0
-  out=$(cd "$app" && node patched-app.mjs "$app/sessions" 2>&1 | tail -1) || true
+  out=$(cd "$app" && node patched-app.mjs "$app/smoke-sessions" 2>&1 | tail -1) || true
   echo "$pm app: $out"
   node -e '
     const seen = JSON.parse(process.argv[1])
@@ -92,6 +98,10 @@ patched_app() { # package manager: install stock, `dsh-seam setup`, install agai
   [ -n "$log" ] && (cd "$app" && node node_modules/@dsh-seam/cli/bin/dsh-seam.js verify "$log" > verify.log 2>&1) && status=0
   sed 's/^/  /' "$app/verify.log" 2>/dev/null | tail -1
   check "$pm: the packed dsh-seam verify rebuilds every request of the persisted log" $status
+  status=0
+  (cd "$app" && node readme-app.mjs > readme.log 2>&1 && node node_modules/@dsh-seam/cli/bin/dsh-seam.js verify sessions/_no-cwd/pilot/session.jsonl.zstd >> readme.log 2>&1) || status=$?
+  [ $status -eq 0 ] || tail -5 "$app/readme.log"
+  check "$pm: the README's boot example runs as written (guard, listener, followup, whenIdle, flush, dispose) and its log verifies" $status
   status=0
   (cd "$app" && node node_modules/@dsh-seam/cli/bin/dsh-seam.js setup --pm "$pm" --check > recheck.log 2>&1) || status=$?
   check "$pm: a second dsh-seam setup has nothing to change" $status

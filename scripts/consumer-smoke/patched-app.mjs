@@ -7,7 +7,7 @@ import agent from '@deepseek-ai/dsh-agent'
 import agentLoop from '@deepseek-ai/dsh-agent-loop'
 import * as agentLoopInvariant from '@deepseek-ai/dsh-agent-loop/invariant'
 import invariants from '@deepseek-ai/dsh-invariants'
-import llm, { createUserMessage, LlmAdapter } from '@deepseek-ai/dsh-llm'
+import llm, { createUserMessage } from '@deepseek-ai/dsh-llm'
 import session, { AgentContextError, SessionId } from '@deepseek-ai/dsh-session'
 import * as sessionInvariant from '@deepseek-ai/dsh-session/invariant'
 import jsonl from '@deepseek-ai/dsh-session-persistence-jsonl'
@@ -18,28 +18,10 @@ import { firstRequestDivergence } from '@dsh-seam/agent-context'
 import { assertAgentContextSeam } from '@dsh-seam/agent-loop-patch'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { MyModel } from './my-model.js'
 
 const root = process.argv[2]
-const requests = []
-/** Every third turn the model calls `lookup` once before answering. */
-class OfflineModel extends LlmAdapter {
-  resolveModel(provider, id) { return Promise.resolve({ provider, id, name: id, context: { contextWindow: 64_000 } }) }
-  async * stream(request) {
-    requests.push(request)
-    const last = request.messages.at(-1)
-    const asked = last.content.find(block => block.type === 'text')?.text ?? ''
-    const call = last.role === 'user' && Number(/turn (\d+)/.exec(asked)?.[1]) % 3 === 0
-    const text = call ? 'Looking it up.' : `Reply to "${asked}".`
-    yield { type: 'block-start', index: 0, blockType: 'text' }
-    yield { type: 'block-end', index: 0, block: { type: 'text', text } }
-    if (call) {
-      const args = JSON.stringify({ topic: asked })
-      yield { type: 'block-start', index: 1, blockType: 'tool-call' }
-      yield { type: 'block-end', index: 1, block: { type: 'tool-call', id: `call-${requests.length}`, name: 'lookup', arguments: args } }
-    }
-    yield { type: 'finish', reason: { kind: call ? 'tool-calls' : 'stop' } }
-  }
-}
+const model = new MyModel()
 
 const ctx = new Context()
 await ctx.plugin(invariants, { enabled: true }) // DSH's runtime invariants, with the session and loop companions
@@ -47,7 +29,7 @@ await ctx.plugin(sessionInvariant)
 await ctx.plugin(agentLoopInvariant)
 for (const [plugin, config] of [[llm], [session], [jsonl, { root, compression: 'none' }], [systemPrompt, { persona: 'A ferry pilot.' }],
   [tools, {}], [agent], [tokenMeter], [agentLoop, { agents: [] }]]) await ctx.plugin(plugin, config)
-ctx.llm.registerAdapter(['offline'], new OfflineModel())
+ctx.llm.registerAdapter(['offline'], model)
 ctx.tools.register(defineTool({
   name: 'lookup',
   description: 'Look a topic up.',
@@ -70,6 +52,7 @@ for (let turn = 1; turn <= 10; turn++) {
   await pilot.whenIdle()
 }
 await ctx.sessions.flush(pilot.session)
+const { requests } = model
 const events = pilot.session.events
 const log = readdirSync(root, { recursive: true }).map(String).find(file => file.endsWith('session.jsonl'))
 console.log(JSON.stringify({

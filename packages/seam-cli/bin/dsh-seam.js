@@ -7,7 +7,14 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 /** Young-generation cap of the worker, in MiB. */
 const YOUNG_GENERATION_MB = 4
 
-if (isMainThread) {
+/** DSH 0.1.0-rc.8's own requirement (its log's Zstandard frames need `node:zlib`'s zstd, Node 22.15 and later). */
+const NODE = { major: 22, minor: 19 }
+const [major, minor] = process.versions.node.split('.').map(Number)
+
+if (isMainThread && (major < NODE.major || (major === NODE.major && minor < NODE.minor))) {
+  process.stderr.write(`dsh-seam: Node ${process.versions.node} is too old: DSH 0.1.0-rc.8 and dsh-seam need Node ^${NODE.major}.${NODE.minor} || >=24\n`)
+  process.exitCode = 2
+} else if (isMainThread) {
   const worker = new Worker(new URL(import.meta.url), { workerData: process.argv.slice(2), resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } })
   worker.on('message', code => { process.exitCode = code })
   worker.on('error', error => {

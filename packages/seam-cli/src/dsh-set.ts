@@ -217,7 +217,7 @@ export function isDshPackage(name: string): boolean {
  * was built with: `@deepseek-ai/cordis-plugin-hmr` 1.0.19, which the range picks today, fails every profile boot of the
  * `dsh` CLI ("user patch-layer watching requires the Cordis HMR service"). `setup` pins them beside the DSH set.
  */
-export const DSH_COMPANIONS: Readonly<Record<string, string>> = {
+const DSH_COMPANIONS: Readonly<Record<string, string>> = {
   '@deepseek-ai/cordis': '4.0.1',
   '@deepseek-ai/cordis-plugin-group': '1.0.1',
   '@deepseek-ai/cordis-plugin-hmr': '1.0.16',
