@@ -1,5 +1,5 @@
 /**
- * The host side of `agent/context`: the one call the patched `ReactLoopAgent.step()` makes in place of
+ * The host side of `agent/context`: the one call `ReactLoopAgent.step()` makes in place of
  * `session.deriveMessages()`, before every request attempt.
  * @module @dsh-seam/agent-loop-patch/host
  */

@@ -96,7 +96,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   constructor(ctx: Context, config: ProjectionCompactionConfig = {}) {
     const { policy, basic } = resolveProjectionConfig(config, () => hasAgentContextSeam(ctx))
     if (policy.measure === 'projection' && !hasAgentContextSeam(ctx)) {
-      throw new ProjectionCompactionConfigError('measure', policy.measure, 'needs the agent/context seam of the patched DSH (hasAgentContextSeam: its dsh-session knows request/projection); use "surface" on a stock loop')
+      throw new ProjectionCompactionConfigError('measure', policy.measure, 'needs the agent/context seam (a dsh-session that knows request/projection); use "surface" or "auto" on a loop without it')
     }
     super(ctx, basic)
     this.policy = policy
@@ -246,7 +246,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const { context } = await this.ctx.llm.resolveModelInfo(target.provider, target.model, signal)
     const key = `${target.provider}/${target.model}`
     if (context === undefined) {
-      throw new TargetPressureConfigError(key, `compaction-effective-projection: no context capacity for ${key}; configure contextWindow on that adapter model`)
+      throw new TargetPressureConfigError(key, `projection-aware compaction: no context capacity for ${key}; configure contextWindow on that adapter model`)
     }
     return resolveCompactSpec(resolveTargetPolicy(this.config, target), context.contextWindow)
   }

@@ -309,8 +309,7 @@ export function toolUnits(nodes: readonly ContextNode[]): Map<number, readonly n
 }
 
 /**
- * A live session's events read one at a time, without rc.8's `Session.events`, which copies the whole log after an
- * append.
+ * A live session's events read one at a time, without `Session.events`, which copies the whole log after an append.
  * @param session - a session of a build with the seam (`Session.eventAt`).
  * @returns the event of a seq.
  */
