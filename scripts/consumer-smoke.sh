@@ -48,6 +48,30 @@ require('node:fs').writeFileSync(file, JSON.stringify({ name: require('node:path
 JS
 }
 manifest "$work/stock-app"
+
+readme_manifest() { # app folder, package manager: the README's install line ("Use it in your own DSH app"), the
+  # unpublished @dsh-seam packages as tarballs with pnpm overrides for their own dependencies, as the README says
+  node - "$1/package.json" "$2" "$root/README.md" "${tarballs[@]}" <<'JS'
+const { execFileSync } = require('node:child_process')
+const { readFileSync, writeFileSync } = require('node:fs')
+const { basename, dirname } = require('node:path')
+const [file, pm, readme, ...tarballs] = process.argv.slice(2)
+const section = /## Use it in your own DSH app[\s\S]*?```sh\n([\s\S]*?)```/.exec(readFileSync(readme, 'utf8'))
+const line = section?.[1].replace(/\\\n\s*/g, ' ').split('\n').find(l => l.startsWith('pnpm add '))
+if (line === undefined) throw new Error('README: no `pnpm add` line in "Use it in your own DSH app"')
+const tgz = Object.fromEntries(tarballs.map(t => [JSON.parse(execFileSync('tar', ['-xOzf', t, 'package/package.json'], { encoding: 'utf8' })).name, `file:${t}`]))
+const dependencies = {}
+for (const spec of line.slice('pnpm add '.length).split(/\s+/).filter(Boolean)) {
+  const at = spec.lastIndexOf('@')
+  if (spec.startsWith('@dsh-seam/')) dependencies[spec] = tgz[spec]
+  else dependencies[spec.slice(0, at)] = spec.slice(at + 1)
+}
+dependencies['@dsh-seam/compaction-effective-projection'] = tgz['@dsh-seam/compaction-effective-projection']
+const libs = ['@dsh-seam/agent-context', '@dsh-seam/agent-loop-patch', '@dsh-seam/compaction-effective-projection']
+const pnpm = pm === 'npm' ? {} : { pnpm: { overrides: Object.fromEntries(libs.map(name => [name, tgz[name]])) } }
+writeFileSync(file, JSON.stringify({ name: basename(dirname(file)), private: true, type: 'module', dependencies, ...pnpm }, null, 2))
+JS
+}
 cp "$root/scripts/consumer-smoke/stock-app.mjs" "$work/stock-app/"
 status=0
 (cd "$work/stock-app" && npm install --no-audit --no-fund --loglevel=error > install.log 2>&1) || status=$?
@@ -67,12 +91,7 @@ fi
 
 patched_app() { # package manager: install stock, `dsh-seam setup`, install again (patching DSH), run the app, verify its log
   local pm=$1 app=$work/$1-app status=0 out
-  manifest "$app"
-  # pnpm resolves a tarball's own @dsh-seam dependencies from the registry, which does not have them yet.
-  [ "$pm" = npm ] || node -e '
-    const fs = require("fs"), file = process.argv[1], app = JSON.parse(fs.readFileSync(file, "utf8"))
-    app.pnpm = { overrides: Object.fromEntries(Object.entries(app.dependencies).filter(([name]) => name.startsWith("@dsh-seam/"))) }
-    fs.writeFileSync(file, JSON.stringify(app, null, 2))' "$app/package.json"
+  readme_manifest "$app" "$pm"
   cp "$root/scripts/consumer-smoke/patched-app.mjs" "$root/scripts/consumer-smoke/my-model.js" "$app/"
   # The README's boot example as written; its ./my-model.js is the offline model above.
   node -e '
@@ -99,9 +118,10 @@ patched_app() { # package manager: install stock, `dsh-seam setup`, install agai
   sed 's/^/  /' "$app/verify.log" 2>/dev/null | tail -1
   check "$pm: the packed dsh-seam verify rebuilds every request of the persisted log" $status
   status=0
-  (cd "$app" && node readme-app.mjs > readme.log 2>&1 && node node_modules/@dsh-seam/cli/bin/dsh-seam.js verify sessions/_no-cwd/pilot/session.jsonl.zstd >> readme.log 2>&1) || status=$?
+  (cd "$app" && node readme-app.mjs > readme.log 2>&1 && node node_modules/@dsh-seam/cli/bin/dsh-seam.js verify sessions/_no-cwd/pilot/session.jsonl.zstd >> readme.log 2>&1 \
+    && grep -qE '; [1-9][0-9]* request/projection events hold' readme.log) || status=$?
   [ $status -eq 0 ] || tail -5 "$app/readme.log"
-  check "$pm: the README's boot example runs as written (guard, listener, followup, whenIdle, flush, dispose) and its log verifies" $status
+  check "$pm: the README's install line and boot example as written (guard, listener, followup, whenIdle, flush, dispose): projected requests, the log verifies" $status
   status=0
   (cd "$app" && node node_modules/@dsh-seam/cli/bin/dsh-seam.js setup --pm "$pm" --check > recheck.log 2>&1) || status=$?
   check "$pm: a second dsh-seam setup has nothing to change" $status

@@ -459,9 +459,9 @@ export function planSetup(options: SetupOptions): SetupPlan {
   const dir = resolve(options.dir)
   const { text, pkg: original } = readPackageJson(dir)
   const patches = options.pinsOnly === true ? [] : readPatches(options.patches ?? SHIPPED_PATCHES)
-  const manager = detectManager(dir, original, options.pm, options.env ?? process.env)
   const edit: Edit = { pkg: structuredClone(original), notes: [], files: new Map() }
   edit.notes.push(...pinDependencies(edit.pkg, patches.map(({ patch }) => patch.name)))
+  const manager = detectManager(dir, original, options.pm, options.env ?? process.env)
   if (manager.name === 'npm') npmPackageJson(edit, patches.length > 0)
   else if ((manager.major as number) >= 11) pnpmWorkspace(dir, edit, patches.map(({ patch }) => patch))
   else pnpmPackageJson(edit, patches.map(({ patch }) => patch))

@@ -285,6 +285,11 @@ describe('refusals write nothing', () => {
     expectRefused(dir, 'wrong-version', `@deepseek-ai/dsh-llm is "${spec}" in ${field}, but the seam's patches are for @deepseek-ai/dsh-llm@${DSH_VERSION} exactly; change it to ${DSH_VERSION} (or a range that admits it) and run setup again`)
   })
 
+  it('a wrong version is named before the package manager is asked about', () => {
+    const dir = app({ dependencies: { ...DEPENDENCIES, '@deepseek-ai/dsh-session': '0.1.1-rc.2' } })
+    expectRefused(dir, 'wrong-version', /^@deepseek-ai\/dsh-session is "0.1.1-rc.2" in dependencies, /)
+  })
+
   it('a DSH override or peer range that excludes the release', () => {
     expectRefused(app({ packageManager: 'pnpm@10.34.9', dependencies: DEPENDENCIES, pnpm: { overrides: { '@deepseek-ai/dsh-session': '0.1.1-rc.2' } } }), 'wrong-version', /^@deepseek-ai\/dsh-session is "0.1.1-rc.2" in pnpm.overrides, /)
     expectRefused(app({ dependencies: DEPENDENCIES, overrides: { '@deepseek-ai/dsh-agent': { '.': DSH_VERSION } } }), 'wrong-version', /^@deepseek-ai\/dsh-agent is \{".":"0.1.0-rc.8"\} in overrides, /, { pm: 'npm' })
