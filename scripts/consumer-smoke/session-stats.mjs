@@ -1,27 +1,29 @@
 #!/usr/bin/env node
-// Counts of a session log the npm `dsh` CLI persisted, as one JSON line: { events, turns (completed turn/end),
-// failedTurns, toolCalls, toolResults, toolErrors, projections (request/projection), compactions, modes
+// Counts of a persisted DSH session log, as one JSON line: { events, turns (completed turn/end), failedTurns,
+// toolCalls, toolResults, toolErrors, projections (request/projection), compactions, modes
 // (agent-tavern/context-mode data.mode values), refusals ({ requested, code, missing } of refused modes) }.
-// A plain session.jsonl is read line by line, whatever event types it holds (a stock rc.8 log keeps AgentTavern's
-// mode event without the `ignorable` mark the patched session adds, so the seam's strict reader refuses it). A
-// session.jsonl.zstd is read with the packed @dsh-seam/agent-context of the @dsh-seam/cli installed in the working
-// directory (an app with the patched DSH set, whose session-persistence-jsonl decodes DSH's Zstandard frames).
-// Usage: (cd <app> && node session-stats.mjs <session.jsonl[.zstd]>)
+// A plain session.jsonl is read line by line, whatever event types it holds. A session.jsonl.zstd is read with
+// @dsh-seam/agent-context's readSessionLog (it decodes DSH's Zstandard frames with the patched persistence's frame
+// scan): the module `--reader` names, else the one of the @dsh-seam/cli installed in the working directory.
+// Usage: session-stats.mjs [--reader <agent-context module>] <session.jsonl[.zstd]>
+//   (consumer-smoke/cli.sh runs it in its app; source-checkout/cli-runs.sh passes the workspace's built reader)
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
-const file = process.argv[2]
+const args = process.argv.slice(2)
+const reader = args[0] === '--reader' ? args.splice(0, 2)[1] : undefined
+const file = args[0]
 if (file === undefined) {
-  console.error('usage: session-stats.mjs <session.jsonl[.zstd]>')
+  console.error('usage: session-stats.mjs [--reader <agent-context module>] <session.jsonl[.zstd]>')
   process.exit(2)
 }
 let events
 if (file.endsWith('.zstd')) {
-  const cli = createRequire(join(process.cwd(), 'package.json')).resolve('@dsh-seam/cli')
-  const reader = createRequire(cli).resolve('@dsh-seam/agent-context')
-  const { readSessionLog } = await import(pathToFileURL(reader).href)
+  const cli = () => createRequire(join(process.cwd(), 'package.json')).resolve('@dsh-seam/cli')
+  const module = reader === undefined ? createRequire(cli()).resolve('@dsh-seam/agent-context') : resolve(reader)
+  const { readSessionLog } = await import(pathToFileURL(module).href)
   events = (await readSessionLog(file)).events
 } else {
   events = readFileSync(file, 'utf8').split('\n').filter(Boolean).map(line => JSON.parse(line)).filter(record => typeof record.seq === 'number')

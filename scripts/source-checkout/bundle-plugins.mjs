@@ -22,7 +22,7 @@ const { rolldown } = await import(pathToFileURL(createRequire(join(tsdown, 'pack
 
 rmSync(out, { recursive: true, force: true })
 const build = await rolldown({
-  input: { 'agent-tavern-host': join(here, 'tavern-host.mjs'), 'scripted-user': join(here, 'scripted-user.mjs') },
+  input: { 'agent-tavern-host': join(here, 'tavern-host.mjs'), 'scripted-user': join(here, '../consumer-smoke/scripted-user/index.mjs') },
   platform: 'node',
   external: id => /^@deepseek-ai\//.test(id),
   // The workspace packages are side-effect free: the bundle holds only the modules whose bindings it uses (AgentTavern

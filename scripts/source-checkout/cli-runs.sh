@@ -46,7 +46,7 @@ verify_run() { # label, min-projections: verify the session with dsh-seam, show 
   local label=$1 file stats status=0
   file=$(session_of "$label")
   [ -n "$file" ] || { echo "$label: no session.jsonl.zstd persisted"; return 1; }
-  stats=$(node "$here/session-stats.mjs" "$file")
+  stats=$(node "$root/scripts/consumer-smoke/session-stats.mjs" --reader "$root/packages/dsh-agent-context/lib/index.js" "$file")
   echo "$label: ${file#"$WORK"/}: $stats"
   (cd "$root" && pnpm exec dsh-seam verify "$file") || status=$?
   (cd "$root" && pnpm exec dsh-seam inspect "$file") > "$WORK/cli/$label/inspect.txt" 2>&1 || status=$?
@@ -65,7 +65,7 @@ if [ "${GATES[patched.build]}" -eq 0 ]; then
   timed 'cli: patched agent-managed' cli_run patched patched-managed agent-managed compaction tavern
   status=0
   verify_run patched-managed || status=$?
-  stats=$(node "$here/session-stats.mjs" "$(session_of patched-managed)" 2>/dev/null || echo '{}')
+  stats=$(node "$root/scripts/consumer-smoke/session-stats.mjs" --reader "$root/packages/dsh-agent-context/lib/index.js" "$(session_of patched-managed)" 2>/dev/null || echo '{}')
   turns=$(stat_of "$stats" turns 2>/dev/null || echo 0)
   echo "patched-managed requests as the loopback server received them (n kind turn messages roles):"
   node -e 'for (const l of require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").filter(Boolean)) { const r = JSON.parse(l); if (r.kind !== "title") console.log(`  ${String(r.n).padStart(3)} ${r.kind.padEnd(9)} ${String(r.turn).padStart(3)} ${String(r.messages).padStart(4)} ${r.roles}`) }' "$WORK/cli/patched-managed/requests.jsonl" | tail -12
@@ -82,7 +82,7 @@ if $baseline; then
   timed 'cli: unpatched agent-managed' cli_run unpatched unpatched-managed agent-managed tavern
   sed 's/^/  stderr: /' "$WORK/cli/unpatched-managed/stderr" | head -5
   # A refused agent-managed mount keeps AgentTavern in dsh-native: it warns, and on a stock build logs nothing.
-  stats=$(node "$here/session-stats.mjs" "$(session_of unpatched-managed)" 2>/dev/null || echo '{}')
+  stats=$(node "$root/scripts/consumer-smoke/session-stats.mjs" --reader "$root/packages/dsh-agent-context/lib/index.js" "$(session_of unpatched-managed)" 2>/dev/null || echo '{}')
   turns=$(stat_of "$stats" turns 2>/dev/null || echo 0)
   refused=1
   if [ "$(cat "$WORK/cli/unpatched-managed/status")" -eq 0 ] && grep -q 'agent-managed is unavailable on this host.*; it runs dsh-native' "$WORK/cli/unpatched-managed/stderr" "$WORK/cli/unpatched-managed/stdout" \
@@ -92,7 +92,7 @@ if $baseline; then
   timed 'cli: unpatched dsh-native' cli_run unpatched unpatched-native dsh-native tavern
   status=0
   verify_run unpatched-native || status=$?
-  stats=$(node "$here/session-stats.mjs" "$(session_of unpatched-native)" 2>/dev/null || echo '{}')
+  stats=$(node "$root/scripts/consumer-smoke/session-stats.mjs" --reader "$root/packages/dsh-agent-context/lib/index.js" "$(session_of unpatched-native)" 2>/dev/null || echo '{}')
   turns=$(stat_of "$stats" turns 2>/dev/null || echo 0)
   check "unpatched CLI, dsh-native: exit 0, ${turns:-0} completed turns, log verifies, no projection" \
     "$( [ "$(cat "$WORK/cli/unpatched-native/status")" -eq 0 ] && [ "${turns:-0}" -ge 20 ] && [ $status -eq 0 ] && [ "$(stat_of "$stats" projections)" -eq 0 ] && echo 0 || echo 1)"

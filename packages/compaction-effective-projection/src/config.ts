@@ -102,7 +102,10 @@ function oneOf<T extends string>(key: keyof ProjectionPolicy, value: unknown, al
  * @returns the policy (`measure: 'auto'` resolved) and the remaining `BasicCompactionConfig`.
  * @throws {ProjectionCompactionConfigError} when `measure`, `pressure` or `summary` is not an allowed value.
  */
-export function resolveProjectionConfig(config: ProjectionCompactionConfig, seam: () => boolean = () => true): { policy: ProjectionPolicy; basic: BasicCompactionConfig } {
+export function resolveProjectionConfig(
+  config: ProjectionCompactionConfig,
+  seam: () => boolean = () => true,
+): { policy: ProjectionPolicy; basic: BasicCompactionConfig } {
   const { measure = 'projection', pressure = 'auto', summary = 'model', referenceHint = '', ...basic } = config
   if (typeof referenceHint !== 'string') throw new ProjectionCompactionConfigError('referenceHint', referenceHint, 'must be a string')
   const setting = oneOf('measure', measure, MEASURES)

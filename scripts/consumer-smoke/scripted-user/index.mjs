@@ -1,7 +1,7 @@
-// The user of a multi-turn run of the npm `dsh --profile headless` CLI (scripts/consumer-smoke/cli.sh). It is
-// scripts/source-checkout/scripted-user.mjs's behaviour as a package: `dsh plugin add file:<this folder>` copies it
-// into the profile, so its @deepseek-ai/* imports resolve, like any out-of-tree plugin's peers, to the CLI's own
-// modules ($DSH_HOME/profiles/node_modules), never to the workspace's. When a turn reaches its stop boundary
+// The user of a multi-turn headless run of the `dsh` CLI: scripts/consumer-smoke/cli.sh adds it to the npm CLI's
+// profile with `dsh plugin add file:<this folder>` (its @deepseek-ai/* imports then resolve, like any out-of-tree
+// plugin's peers, to the CLI's own modules, $DSH_HOME/profiles/node_modules), and scripts/source-checkout's
+// bundle-plugins.mjs bundles it against a source-built CLI. When a turn reaches its stop boundary
 // (`agent/turn-stopping`) it queues the next line as a follow-up ("Turn N: <line>", cycling through `lines`) until
 // `turns` turns have run; the headless runner waits for idle, so the whole session runs in one process. The headless
 // profile mounts no console logger, so the run's logger warnings (AgentTavern's refusal of a mode) go to `warnings`.
