@@ -8,8 +8,8 @@ TASK='Turn 1: The ferry waits at the Grey Estuary landing at dawn. Who is there?
 # The replacement text AgentTavern asks projection-aware compaction for (its one home: TAVERN_REFERENCE_HINT).
 HINT=$(cd "$root" && node -e "import('@dsh-seam/agent-tavern').then(m => console.log(m.TAVERN_REFERENCE_HINT))")
 
-render_overlay() { # template, out, plugins-dir, mode
-  sed -e "s|@PLUGINS@|file://$3|g; s|@MODE@|$4|g; s|@TURNS@|$TURNS|g; s|@WINDOW@|$WINDOW|g; s|@HINT@|$HINT|g" "$here/$1.patch.yml" > "$2"
+render_overlay() { # template, out, plugins-dir, mode, warnings file
+  sed -e "s|@PLUGINS@|file://$3|g; s|@MODE@|$4|g; s|@TURNS@|$TURNS|g; s|@WINDOW@|$WINDOW|g; s|@HINT@|$HINT|g; s|@WARNINGS@|$5|g" "$here/$1.patch.yml" > "$2"
 }
 
 cli_run() { # tree, label, mode, overlay...: one headless session; leaves $WORK/cli/<label>/{stdout,stderr,status,requests.jsonl}
@@ -18,7 +18,7 @@ cli_run() { # tree, label, mode, overlay...: one headless session; leaves $WORK/
   mkdir -p "$dir/home"
   local args=()
   for overlay in "$@"; do
-    render_overlay "$overlay" "$dir/$overlay.yml" "$WORK/plugins-$tree" "$mode"
+    render_overlay "$overlay" "$dir/$overlay.yml" "$WORK/plugins-$tree" "$mode" "$dir/warnings.log"
     args+=(--patch "$dir/$overlay.yml")
   done
   node "$here/mock-deepseek.mjs" --log "$dir/requests.jsonl" > "$dir/mock.out" 2>&1 &
@@ -81,11 +81,14 @@ fi
 if $baseline; then
   timed 'cli: unpatched agent-managed' cli_run unpatched unpatched-managed agent-managed tavern
   sed 's/^/  stderr: /' "$WORK/cli/unpatched-managed/stderr" | head -5
-  # A refused agent-managed mount keeps AgentTavern in dsh-native: it warns, and on a stock build logs nothing.
+  # A refused agent-managed mount keeps AgentTavern in dsh-native: it warns through the cordis logger (the headless
+  # profile prints none; the scripted-user row collects them) and, on a stock build, logs nothing.
   stats=$(node "$root/scripts/consumer-smoke/session-stats.mjs" --reader "$root/packages/dsh-agent-context/lib/index.js" "$(session_of unpatched-managed)" 2>/dev/null || echo '{}')
   turns=$(stat_of "$stats" turns 2>/dev/null || echo 0)
+  warned=$(grep -o 'agent-tavern: .*agent-managed is unavailable on this host: .*; it runs dsh-native' "$WORK/cli/unpatched-managed/warnings.log" 2>/dev/null | head -1 || true)
+  echo "  warning: ${warned:-none}"
   refused=1
-  if [ "$(cat "$WORK/cli/unpatched-managed/status")" -eq 0 ] && grep -q 'agent-managed is unavailable on this host.*; it runs dsh-native' "$WORK/cli/unpatched-managed/stderr" "$WORK/cli/unpatched-managed/stdout" \
+  if [ "$(cat "$WORK/cli/unpatched-managed/status")" -eq 0 ] && [ -n "$warned" ] \
     && [ "${turns:-0}" -ge 20 ] && [ "$(stat_of "$stats" projections)" -eq 0 ] && [ "$(stat_of "$stats" modes)" = '[]' ]; then refused=0; fi
   check "unpatched CLI, agent-managed: refused with AgentTavern's mode-unavailable warning, ${turns:-0} dsh-native turns, nothing projected, no mode event" $refused
 
