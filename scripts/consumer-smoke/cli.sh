@@ -27,7 +27,7 @@ STOCK_TURNS=4
 PATCHED_TURNS=12
 WINDOW=40000
 TASK='Turn 1: The ferry waits at the Grey Estuary landing at dawn. Who is there?'
-MOCK=$root/scripts/source-checkout/mock-deepseek.mjs
+source "$root/scripts/source-checkout/mock.sh"
 work=${CLI_SMOKE_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/cli-smoke.XXXXXX")}
 case $work in "$root"|"$root"/*) echo "cli-smoke: $work is inside the workspace; the app must be outside it" >&2; exit 2 ;; esac
 rm -rf "$work" && mkdir -p "$work"
@@ -102,32 +102,25 @@ setup_profile() { # app-dir, home: the headless profile with both bundles and th
 }
 
 cli_run() { # label, app-dir, home, turns, compression: one headless session; leaves $work/<label>/{stdout,stderr,status,requests.jsonl}
-  local label=$1 app=$2 home=$3 dir=$work/$1 port='' mock status=0
+  local label=$1 app=$2 home=$3 dir=$work/$1 status=0
   mkdir -p "$dir/cwd"
   sed -e "s|@WINDOW@|$WINDOW|g; s|@TURNS@|$4|g; s|@COMPRESSION@|$5|g; s|@WARNINGS@|$dir/warnings.log|g" "$here/cli-run.patch.yml" > "$dir/run.patch.yml"
-  node "$MOCK" --log "$dir/requests.jsonl" > "$dir/mock.out" 2>&1 &
-  mock=$!
-  for _ in $(seq 50); do
-    port=$(awk '/^port /{ print $2 }' "$dir/mock.out")
-    [ -n "$port" ] && break
-    sleep 0.1
-  done
-  if [ -n "$port" ]; then
-    (cd "$dir/cwd" && DSH_HOME=$home DEEPSEEK_BASE_URL="http://127.0.0.1:$port/v1" DEEPSEEK_API_KEY=fake AGENT_TAVERN_CONTEXT_MODE=agent-managed \
+  start_mock "$dir/requests.jsonl" "$dir/mock.out"
+  if [ -n "$MOCK_PORT" ]; then
+    (cd "$dir/cwd" && DSH_HOME=$home DEEPSEEK_BASE_URL="http://127.0.0.1:$MOCK_PORT/v1" DEEPSEEK_API_KEY=fake AGENT_TAVERN_CONTEXT_MODE=agent-managed \
       timeout 600 "$app/node_modules/.bin/dsh" --profile headless --patch "$dir/run.patch.yml" "$TASK") > "$dir/stdout" 2> "$dir/stderr" || status=$?
   else
     echo "the loopback server did not start: $(cat "$dir/mock.out")" > "$dir/stderr"
     status=1
   fi
-  kill $mock 2>/dev/null || true
-  wait $mock 2>/dev/null || true
+  stop_mock
   echo $status > "$dir/status"
   touch "$dir/requests.jsonl"
   echo "$label: AGENT_TAVERN_CONTEXT_MODE=agent-managed dsh --profile headless --patch run.patch.yml '<task>' -> exit $status, $(grep -c '"kind":"\(tool-call\|reply\)"' "$dir/requests.jsonl") chat requests"
   sed 's/^/  stderr: /' "$dir/stderr" | head -5
 }
 
-session_of() { find "$1/sessions" -name 'session.jsonl*' -type f 2>/dev/null | head -1; } # home
+session_of() { find "$1/sessions" -name 'session.jsonl*' -type f 2>/dev/null | head -1 || true; } # home
 stats_of() { # app, log: session-stats.mjs run in the app (its packed @dsh-seam/agent-context reads a .zstd log)
   [ -n "$2" ] && (cd "$1" && node "$here/session-stats.mjs" "$2") 2>/dev/null || echo '{}'
 }

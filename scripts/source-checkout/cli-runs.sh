@@ -3,6 +3,8 @@
 # checkout, offline, against its own loopback server (mock-deepseek.mjs), with the plugins bundled against that
 # checkout (bundle-plugins.mjs) and inserted by `--patch` overlays rendered from this folder's *.patch.yml.
 
+source "$here/mock.sh"
+
 TASK='Turn 1: The ferry waits at the Grey Estuary landing at dawn. Who is there?'
 
 # The replacement text AgentTavern asks projection-aware compaction for (its one home: TAVERN_REFERENCE_HINT).
@@ -13,7 +15,7 @@ render_overlay() { # template, out, plugins-dir, mode, warnings file
 }
 
 cli_run() { # tree, label, mode, overlay...: one headless session; leaves $WORK/cli/<label>/{stdout,stderr,status,requests.jsonl}
-  local tree=$1 label=$2 mode=$3 dir=$WORK/cli/$2 port='' mock status=0
+  local tree=$1 label=$2 mode=$3 dir=$WORK/cli/$2 status=0
   shift 3
   mkdir -p "$dir/home"
   local args=()
@@ -21,19 +23,12 @@ cli_run() { # tree, label, mode, overlay...: one headless session; leaves $WORK/
     render_overlay "$overlay" "$dir/$overlay.yml" "$WORK/plugins-$tree" "$mode" "$dir/warnings.log"
     args+=(--patch "$dir/$overlay.yml")
   done
-  node "$here/mock-deepseek.mjs" --log "$dir/requests.jsonl" > "$dir/mock.out" 2>&1 &
-  mock=$!
-  for _ in $(seq 50); do
-    port=$(awk '/^port /{ print $2 }' "$dir/mock.out")
-    [ -n "$port" ] && break
-    sleep 0.1
-  done
-  [ -n "$port" ] || { kill $mock; die "the loopback server did not start: $(cat "$dir/mock.out")"; }
-  (cd "$dir" && DSH_HOME="$dir/home" DEEPSEEK_BASE_URL="http://127.0.0.1:$port/v1" DEEPSEEK_API_KEY=fake \
+  start_mock "$dir/requests.jsonl" "$dir/mock.out"
+  [ -n "$MOCK_PORT" ] || { stop_mock; die "the loopback server did not start: $(cat "$dir/mock.out")"; }
+  (cd "$dir" && DSH_HOME="$dir/home" DEEPSEEK_BASE_URL="http://127.0.0.1:$MOCK_PORT/v1" DEEPSEEK_API_KEY=fake \
     timeout 900 node "$WORK/$tree/apps/cli/lib/bin.js" --profile headless "${args[@]}" "$TASK") \
     > "$dir/stdout" 2> "$dir/stderr" || status=$?
-  kill $mock 2>/dev/null || true
-  wait $mock 2>/dev/null || true
+  stop_mock
   echo $status > "$dir/status"
   touch "$dir/requests.jsonl"
   echo "$label: dsh --profile headless ${args[*]//$dir\//} -> exit $status, $(grep -c '"kind":"\(tool-call\|reply\)"' "$dir/requests.jsonl") chat requests"
