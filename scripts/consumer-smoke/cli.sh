@@ -82,7 +82,8 @@ install_app() { # app-dir, setup flags: @deepseek-ai/dsh@$DSH and the packed CLI
     const pnpm = { overrides: Object.fromEntries(seam.map(line => line.split("=")).map(([name, tgz]) => [name, `file:${tgz}`])) }
     require("fs").writeFileSync(file, JSON.stringify({ name: require("path").basename(require("path").dirname(file)), private: true, dependencies, pnpm }, null, 2))' \
     "$app/package.json" "$DSH" "${tgz[@dsh-seam/cli]}" $(for name in agent-context agent-loop-patch compaction-effective-projection; do echo "@dsh-seam/$name=${tgz[@dsh-seam/$name]}"; done)
-  (cd "$app" && pnpm install > install.log 2>&1 && node_modules/.bin/dsh-seam setup "$@" > setup.log 2>&1 && pnpm install >> install.log 2>&1) || return 1
+  (cd "$app" && pnpm install --no-frozen-lockfile > install.log 2>&1 && node_modules/.bin/dsh-seam setup "$@" > setup.log 2>&1 \
+    && pnpm install --no-frozen-lockfile >> install.log 2>&1) || return 1
 }
 
 seam_overrides() { # the @dsh-seam/* dependencies of the tarballs, as pnpm overrides lines (unpublished: from $TARBALLS)
@@ -130,7 +131,7 @@ app=$work/stock-app
 home=$work/stock-home
 status=0
 install_app "$app" --no-patches || status=$?
-[ $status -eq 0 ] || tail -20 "$app/install.log" "$app/setup.log"
+[ $status -eq 0 ] || tail -n 20 "$app/install.log" "$app/setup.log" || true
 versions=$( [ $status -eq 0 ] && dsh_versions "$app" || true)
 stray=$(echo "$versions" | grep -v "@$DSH\$" || true)
 [ -z "$stray" ] || echo "$stray" | sed 's/^/  not pinned: /'
@@ -140,7 +141,7 @@ check "pnpm install @deepseek-ai/dsh@$DSH in a fresh folder: $(echo "$versions" 
 
 status=0
 setup_profile "$app" "$home" || status=$?
-[ $status -eq 0 ] || tail -20 "$home.plugin.log"
+[ $status -eq 0 ] || tail -n 20 "$home.plugin.log" || true
 bundles=$(node -e 'console.log((JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).dsh?.profile?.bundles ?? []).join(" "))' "$home/profiles/headless/package.json" 2>/dev/null || true)
 echo "profile headless: bundles $bundles"
 check 'dsh plugin --profile headless add <tavern.tgz> <compaction.tgz>: both join the profile'"'"'s bundle list after dsh-base and dsh-headless' \
@@ -184,7 +185,7 @@ app=$work/patched-app
 home=$work/patched-home
 status=0
 install_app "$app" || status=$?
-[ $status -eq 0 ] || tail -20 "$app/install.log" "$app/setup.log"
+[ $status -eq 0 ] || tail -n 20 "$app/install.log" "$app/setup.log" || true
 sed 's/^/  /' "$app/setup.log" | head -3
 versions=$( [ $status -eq 0 ] && dsh_versions "$app" || true)
 applied=$(grep -l 'request/projection' "$app"/node_modules/@deepseek-ai/dsh-session/lib/index.js 2>/dev/null | wc -l)
@@ -194,7 +195,7 @@ check "patched app: @deepseek-ai/dsh $DSH and the packed @dsh-seam/cli, then dsh
 
 status=0
 setup_profile "$app" "$home" || status=$?
-[ $status -eq 0 ] || tail -20 "$home.plugin.log"
+[ $status -eq 0 ] || tail -n 20 "$home.plugin.log" || true
 check 'patched app: dsh plugin --profile headless add both bundles' $status
 
 cli_run patched "$app" "$home" $PATCHED_TURNS zstd
