@@ -22,6 +22,8 @@ if [ -z "${CLI_SMOKE_TOOLCHAIN:-}" ] && [ -z "${CONSUMER_SMOKE_TOOLCHAIN:-}" ]; 
   CLI_SMOKE_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$here/cli.sh"
 fi
 PUBLIC=(dsh-agent-context agent-loop-patch compaction-effective-projection agent-tavern seam-cli)
+# The tarballs' own @dsh-seam dependencies, which the registry does not have yet: pnpm overrides take them from $TARBALLS.
+SEAM_LIBS=(agent-context agent-loop-patch compaction-effective-projection)
 DSH=0.1.0-rc.8
 STOCK_TURNS=4
 PATCHED_TURNS=12
@@ -81,13 +83,13 @@ install_app() { # app-dir, setup flags: @deepseek-ai/dsh@$DSH and the packed CLI
     const dependencies = { "@deepseek-ai/dsh": dsh, "@dsh-seam/cli": `file:${cli}` }
     const pnpm = { overrides: Object.fromEntries(seam.map(line => line.split("=")).map(([name, tgz]) => [name, `file:${tgz}`])) }
     require("fs").writeFileSync(file, JSON.stringify({ name: require("path").basename(require("path").dirname(file)), private: true, dependencies, pnpm }, null, 2))' \
-    "$app/package.json" "$DSH" "${tgz[@dsh-seam/cli]}" $(for name in agent-context agent-loop-patch compaction-effective-projection; do echo "@dsh-seam/$name=${tgz[@dsh-seam/$name]}"; done)
+    "$app/package.json" "$DSH" "${tgz[@dsh-seam/cli]}" $(for name in "${SEAM_LIBS[@]}"; do echo "@dsh-seam/$name=${tgz[@dsh-seam/$name]}"; done)
   (cd "$app" && pnpm install --no-frozen-lockfile > install.log 2>&1 && node_modules/.bin/dsh-seam setup "$@" > setup.log 2>&1 \
     && pnpm install --no-frozen-lockfile >> install.log 2>&1) || return 1
 }
 
-seam_overrides() { # the @dsh-seam/* dependencies of the tarballs, as pnpm overrides lines (unpublished: from $TARBALLS)
-  for name in agent-context agent-loop-patch compaction-effective-projection; do
+seam_overrides() { # SEAM_LIBS as pnpm-workspace.yaml overrides lines
+  for name in "${SEAM_LIBS[@]}"; do
     echo "  '@dsh-seam/$name': file:${tgz[@dsh-seam/$name]}"
   done
 }

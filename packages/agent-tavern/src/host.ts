@@ -5,7 +5,7 @@
  * own context, when the agent is published (`agent/created`). The agent's first turn waits for the mount, so no
  * turn starts before AgentTavern has decided the session's mode; a mount that fails (a config AgentTavern refuses)
  * fails every step with AgentTavern's error. A mode the host cannot run does not fail: the session runs `dsh-native`
- * and the refusal is logged (`contextModeRefusal`).
+ * and the refusal is warned and kept (`contextModeRefusal`).
  * @module @dsh-seam/agent-tavern/host
  */
 
