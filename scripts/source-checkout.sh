@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Build a DeepSeek Harness 0.1.0-rc.8 source checkout with the agent/context series applied, DSH's way, beside the
+# Build a DeepSeek Harness source checkout at the series' base (0.1.1-rc.2) with the agent/context series applied, DSH's way, beside the
 # unpatched checkout, and run AgentTavern in managed mode inside DSH's real headless CLI.
 #
 #   scripts/source-checkout.sh [--patched-only | --baseline-gates] [CHECKOUT]
 #
-# CHECKOUT (or DSH_CHECKOUT): DeepSeek Harness at tag dsh-v0.1.0-rc.8, as a git clone (exported at HEAD), a folder
+# CHECKOUT (or DSH_CHECKOUT): DeepSeek Harness at tag dsh-v0.1.1-rc.2, as a git clone (exported at HEAD), a folder
 # (copied without node_modules) or a `git archive` tarball (scripts/dsh-source.mjs reads it and refuses any other
 # version). It is never modified: two copies are made under $SOURCE_CHECKOUT_WORK
 # (default ${TMPDIR:-/tmp}/dsh-source-checkout, emptied first), `unpatched` and `patched`; in `patched` the numbered
@@ -13,7 +13,7 @@
 #   build     pnpm run build (tsc -b host and client, tsdown): DSH's build, which typechecks src and tests
 #   (then the CLI runs below, which need only the builds)
 #   gates     pnpm run check:ci:static (DSH's 37 static gates), pnpm run lint:contracts-ready (oxlint) and
-#             pnpm run duplication (jscpd); on the unpatched copy only with --baseline-gates (rc.8 passes them all;
+#             pnpm run duplication (jscpd); on the unpatched copy only with --baseline-gates (the base passes them all;
 #             they cost about 5 minutes). The browser snapshot gate (web-snapshot, `pnpm run test:web:ci`) is not in
 #             ci-static and is not run: it needs a Chromium download.
 #   tests     vitest on every workspace package that depends, directly or not, on a package the series touches
@@ -83,7 +83,7 @@ copy_checkout() { # dir: an untouched copy of the checkout in dir, committed (DS
   git -C "$1" add -A
   git -C "$1" commit -q --no-verify -m "DeepSeek Harness $BASE"
   # The base the series applies to, as series.sh names it: `series.sh catalogs|export $WORK/patched` work on this copy.
-  git -C "$1" tag rc.8
+  git -C "$1" tag base
 }
 
 step "copies of $src"

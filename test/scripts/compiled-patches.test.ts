@@ -47,6 +47,7 @@ describe('the compiled patches carry the seam (drift check: `node packages/agent
         names++
       }
     }
-    expect(names).toBeGreaterThan(30)
+    expect(names, 'the copies export the seam: requestMessagesFromLog, checkProjection, AgentContextError, ...').toBeGreaterThan(20)
+    for (const name of ['requestMessagesFromLog', 'checkProjection', 'AgentContextError', 'NodeIndex']) expect(bundle[name], name).toBeDefined()
   })
 })

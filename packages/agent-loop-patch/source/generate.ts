@@ -51,7 +51,7 @@ export interface Target {
 /**
  * Where each workspace statement goes. What a log says about a request lives in dsh-session beside
  * `foldRequestHeader`: surface nodes, tool units and the required set (the rules a projection is checked by), the
- * normalizer, the `request/projection` fold and its one run decoder, replay, and their errors; dsh-agent-loop and
+ * normalizer, the `request/projection` fold and its one run decoder, and their errors; dsh-agent-loop and
  * dsh-compaction-basic both read them, and neither depends on the other. The host step lives in dsh-agent-loop;
  * projection-aware compaction (engine, pure parts, specs) in dsh-compaction-basic.
  */
@@ -61,7 +61,6 @@ export const TARGETS: readonly Target[] = [
   { file: `${SESSION}/context-normalize.ts`, from: [[`${CORE}/normalize.ts`, '*']] },
   { file: `${SESSION}/context-surface.ts`, from: [[`${CORE}/surface.ts`, '*']] },
   { file: `${SESSION}/projection-errors.ts`, from: [[`${CORE}/errors.ts`, '*']] },
-  { file: `${SESSION}/request-replay.ts`, from: [[`${CORE}/replay.ts`, '*']] },
   { file: 'packages/core/session/tests/context-support.ts', from: [[`${CORE_TESTS}/support.ts`, '*']] },
   { file: 'packages/core/session/tests/request-projection.spec.ts', from: [[`${CORE_TESTS}/projection.test.ts`, '*']] },
   { file: 'packages/core/session/tests/context-normalize.spec.ts', from: [[`${CORE_TESTS}/normalize.test.ts`, '*']] },
@@ -70,8 +69,11 @@ export const TARGETS: readonly Target[] = [
   { file: `${BASIC}/src/projection-capability.ts`, from: [[`${COMPACTION}/src/capability.ts`, '*']] },
   { file: `${BASIC}/src/projection-config.ts`, from: [[`${COMPACTION}/src/config.ts`, '*']] },
   { file: `${BASIC}/src/projection-engine.ts`, from: [[`${COMPACTION}/src/engine.ts`, '*']] },
-  { file: `${BASIC}/src/projection-listeners.ts`, from: [[`${COMPACTION}/src/listeners.ts`, '*']] },
   { file: `${BASIC}/src/projection-region.ts`, from: [[`${COMPACTION}/src/region.ts`, '*']] },
+  {
+    file: `${BASIC}/src/projection-replay.ts`,
+    from: [[`${CORE}/replay.ts`, ['ReplayedRequest', 'ChunkEvent', 'ProjectionEvent', 'opensRequest', 'RequestReplay']]],
+  },
   { file: `${BASIC}/tests/projection-calibration.spec.ts`, from: [[`${COMPACTION}/tests/calibration.test.ts`, '*']] },
   { file: `${BASIC}/tests/projection-config.spec.ts`, from: [[`${COMPACTION}/tests/config.test.ts`, '*']] },
   { file: `${BASIC}/tests/projection-region.spec.ts`, from: [[`${COMPACTION}/tests/region.test.ts`, '*']] },
@@ -79,10 +81,6 @@ export const TARGETS: readonly Target[] = [
 
 /** Workspace modules the series replaces with a hand-written module of the same exports, per importing DSH package. */
 export const BOUND: Record<string, Record<string, string>> = {
-  [`${HOST}/listeners.ts`]: {
-    '@deepseek-ai/dsh-agent-loop': `${LOOP}/context-listeners.ts`,
-    '@deepseek-ai/dsh-compaction-basic': `${BASIC}/src/projection-seam.ts`,
-  },
   [`${HOST}/capability.ts`]: { '@deepseek-ai/dsh-compaction-basic': `${BASIC}/src/projection-seam.ts` },
   [`${COMPACTION}/src/basic.ts`]: { '@deepseek-ai/dsh-compaction-basic': `${BASIC}/src/config.ts` },
 }

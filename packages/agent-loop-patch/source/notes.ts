@@ -1,14 +1,12 @@
 /**
  * Render an RFC of `rfcs/` (English or its `.zh.md` twin) as the Agent Note a stack step adds to the DSH tree, in
  * DSH's documentation form: one physical line per paragraph (`verify-md-wrap`), links that resolve inside the DSH tree
- * (`verify-md-links`), and the same link targets in both languages (`verify-translation-pairing`).
+ * (`verify-md-links`), and the same link targets in both languages, each in its own locale (`verify-translation-pairing`).
  *
- * - A link to a sibling RFC becomes a link to its note (the English note from both languages); a link to the RFC's
- *   own twin stays the language switcher.
- * - The appendices of an RFC (`NNNN/*.md`) have no place in DSH's note tree, which holds dated notes only: they are
- *   inlined after the body of RFC NNNN's note, each under an explicit `<a id="appendix-NAME">` anchor (the same in both
- *   languages), and every link to one, from any RFC, becomes that anchor. Their headings move one level down, their
- *   own language switchers go, and a link back to the RFC itself is unlinked (its own anchors differ by language).
+ * - A link to a sibling RFC becomes a link to its note in the same language (the `.zh.md` note from a Chinese twin,
+ *   as `verify-translation-pairing` requires); a link to the RFC's own twin stays the language switcher.
+ * - A link to an appendix of an RFC (`NNNN/*.md`, the workspace's supporting material) is unlinked, its text kept: DSH's
+ *   note tree holds dated notes only, and each note stands alone, so appendices are neither inlined nor linked.
  *
  * Usage: node notes.ts <rfcs/NNNN-x.md | rfcs/NNNN-x.zh.md> <rfc.md>=<note.md>...   (prints the note)
  * @module @dsh-seam/agent-loop-patch/source/notes
@@ -97,35 +95,6 @@ function relink(markdown: string, target: (url: string) => string | null | undef
   return apply(markdown, edits)
 }
 
-/** Every heading one level deeper. */
-function demote(markdown: string): string {
-  const edits: Edit[] = []
-  visit(parse(markdown), (node) => {
-    if (node.type !== 'heading') return
-    const { start, end } = offsets(node)
-    const source = markdown.slice(start, end)
-    if (!source.startsWith('#')) throw new NoteError(`a setext heading (${source.split('\n')[0] ?? ''}) cannot be demoted; write it as ATX`)
-    if (node.depth === 6) throw new NoteError(`an H6 heading (${source}) cannot be demoted`)
-    edits.push({ start, end, text: `#${source}` })
-    return false
-  })
-  return apply(markdown, edits)
-}
-
-/** The text without its language-switcher paragraph: the paragraph that links `twin`, the file's other language. */
-function dropSwitcher(markdown: string, twin: string): string {
-  const edits: Edit[] = []
-  visit(parse(markdown), (node) => {
-    if (node.type !== 'paragraph') return
-    if (node.children.some(child => child.type === 'link' && child.url === twin)) {
-      const { start, end } = offsets(node)
-      edits.push({ start, end: markdown.startsWith('\n\n', end) ? end + 2 : end, text: '' })
-    }
-    return false
-  })
-  return apply(markdown, edits)
-}
-
 /**
  * The Agent Note made from one RFC file.
  * @param file - the RFC, `NNNN-x.md` or its `NNNN-x.zh.md` twin (its directory is the RFC folder).
@@ -133,14 +102,11 @@ function dropSwitcher(markdown: string, twin: string): string {
  * @returns the note's Markdown.
  */
 export function renderNote(file: string, notes: ReadonlyMap<string, string>): string {
-  const folder = dirname(file)
   const zh = file.endsWith('.zh.md')
   const english = (path: string): string => path.replace(/\.zh\.md$/, '.md')
   const own = english(basename(file))
   const note = notes.get(own)
   if (note === undefined) throw new NoteError(`${own} is not one of the stack's RFCs (${[...notes.keys()].join(', ')})`)
-  const appendices: string[] = []
-  const anchor = (path: string): string => `appendix-${basename(path, '.md')}`
   /** The DSH target of a link written in `from` (an RFC-folder-relative file). */
   const target = (from: string) => (url: string): string | null | undefined => {
     if (/^[a-z][a-z+.-]*:|^#/i.test(url)) return undefined
@@ -153,26 +119,15 @@ export function renderNote(file: string, notes: ReadonlyMap<string, string>): st
       if (url.endsWith('.zh.md') !== zh) return zh ? note : note.replace(/\.md$/, '.zh.md')
       return null
     }
-    const sibling = notes.get(resolved)
+    const named = notes.get(resolved)
+    const sibling = named === undefined || !zh ? named : named.replace(/\.md$/, '.zh.md')
     if (sibling !== undefined) return fragment === undefined ? sibling : `${sibling}#${fragment}`
-    if (dirname(resolved) !== '.') {
-      const owner = [...notes].find(([rfc]) => rfc.startsWith(`${dirname(resolved)}-`))
-      if (owner === undefined) throw new NoteError(`${from}: the appendix ${url} belongs to no stack RFC (its folder names none)`)
-      if (owner[0] !== own) return `${owner[1]}#${anchor(resolved)}`
-      if (!appendices.includes(resolved)) appendices.push(resolved)
-      return `#${anchor(resolved)}`
-    }
+    // An appendix (`NNNN/*.md`) is workspace material: the note keeps the link's text only.
+    if (/^\d{4}$/.test(dirname(resolved))) return null
     throw new NoteError(`${from}: the link ${url} names neither a stack RFC nor an appendix`)
   }
-  const read = (path: string): string => readFileSync(join(folder, zh ? path.replace(/\.md$/, '.zh.md') : path), 'utf8')
-  const parts = [relink(read(own), target(basename(file))).trimEnd()]
-  for (let i = 0; i < appendices.length; i++) {
-    const appendix = appendices[i] ?? ''
-    const twin = zh ? basename(appendix) : basename(appendix).replace(/\.md$/, '.zh.md')
-    const body = relink(dropSwitcher(read(appendix), twin), target(appendix))
-    parts.push(`<a id="${anchor(appendix)}"></a>\n\n${demote(body).trimEnd()}`)
-  }
-  return `${unwrap(parts.join('\n\n'))}\n`
+  const body = relink(readFileSync(file, 'utf8'), target(basename(file))).trimEnd()
+  return `${unwrap(body)}\n`
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -1,55 +1,58 @@
 #!/usr/bin/env bash
 # The upstream patch series in this folder: a stack of `git format-patch` series against the DeepSeek Harness
-# repository at 0.1.0-rc.8, one folder per stack step (one upstream PR each), applied in folder order:
-#   1-agent-context/            agent/context + request/projection + the log-rebuilt invariant, fold in dsh-session
-#   2-log-intent/               LogIntent: ignorable appends for plugin events of unknown types
-#   3-projection-compaction/    projection-aware compaction inside dsh-compaction-basic (its /projection entry)
+# repository at 0.1.1-rc.2 (tag dsh-v0.1.1-rc.2), one folder per stack step (one upstream PR each), applied in folder
+# order, each applying and passing on the steps before it:
+#   1-log-intent/               LogIntent: ignorable appends for plugin events of unknown types (the base alone)
+#   2-agent-context/            the seam: request/projection (event, fold, checker), agent/context, the host, invariant
+#   3-context-policy/           an example policy (keep recent turns plus anchors) and the headless example wiring it
+#   4-projection-compaction/    projection-aware compaction inside dsh-compaction-basic (its /projection entry)
 # A step ends with the docs commit that adds its Agent Note (STEPS below). The seam's modules in DSH are generated
 # from the workspace modules by generate.ts (the workspace is their one source); `sync` regenerates them.
 #
-#   series.sh checkout DIR     copy the rc.8 snapshot to DIR, commit it (tag rc.8) and `git am` every step
+#   series.sh checkout DIR     copy the base snapshot to DIR, commit it (tag base) and `git am` every step
 #   series.sh sync DIR         in a checkout: regenerate the generated files and render each step's Agent Note (and its
 #                              zh twin and pair record) from its rfcs/ files with notes.ts, amending the commits that
-#                              carry them (a rebase onto rc.8 in DIR)
-#   series.sh catalogs DIR     in a whole, installed rc.8 monorepo checkout of the series: regenerate, at each step's
+#                              carry them (a rebase onto base in DIR)
+#   series.sh catalogs DIR     in a whole, installed monorepo checkout of the series: regenerate, at each step's
 #                              docs commit, the catalogs and graphs DSH generates from sources (cordis catalog, doc
 #                              graphs, config catalog) with DSH's own generators, amending the docs commits
-#   series.sh export DIR       sync, then write DIR's commits after rc.8 back as the series, split into step folders
+#   series.sh export DIR       sync, then write DIR's commits after base back as the series, split into step folders
 #   series.sh apply DIR [--steps N] [PATH...]
 #                              copy the snapshot to DIR, `git apply --check` then apply the first N steps (default
-#                              all), commit, and print `git diff rc.8 -- PATH...` (a single repo-relative diff)
+#                              all), commit, and print `git diff base -- PATH...` (a single repo-relative diff)
 #   series.sh check            drift check: checkout + sync in a temporary folder; fails when sync changes anything
 #   series.sh base             the DeepSeek Harness version the series applies to
 #
 # Env: DSH_CHECKOUT, a DeepSeek Harness checkout at the base version (a git clone, a folder or a `git archive`
 # tarball; scripts/dsh-source.mjs reads it and refuses any other version). It is only read: the snapshot the commands
-# start from is a copy of it, committed and tagged rc.8.
+# start from is a copy of it, committed and tagged base.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
-BASE=0.1.0-rc.8
-NOTES=.agents/notes/proposed/architecture
+BASE=0.1.1-rc.2
+NOTES=.agents/notes/implemented/architecture
 # step folder | RFC | Agent Note it becomes in the step's docs commit
 STEPS=(
-  "1-agent-context|rfcs/0001-agent-context-seam.md|$NOTES/2026-11-29-agent-context-seam.md"
-  "2-log-intent|rfcs/0002-log-intent.md|$NOTES/2026-11-29-log-intent.md"
-  "3-projection-compaction|rfcs/0003-projection-aware-compaction.md|$NOTES/2026-11-29-projection-aware-compaction.md"
+  "1-log-intent|rfcs/0002-log-intent.md|$NOTES/2026-11-29-log-intent.md"
+  "2-agent-context|rfcs/0001-agent-context-seam.md|$NOTES/2026-11-29-agent-context-seam.md"
+  "3-context-policy|rfcs/0004-context-policy-example.md|$NOTES/2026-11-29-context-policy-example.md"
+  "4-projection-compaction|rfcs/0003-projection-aware-compaction.md|$NOTES/2026-11-29-projection-aware-compaction.md"
 )
-export GIT_AUTHOR_NAME='dsh-seam maintainers' GIT_AUTHOR_EMAIL='maintainers@dsh-seam.invalid'
+export GIT_AUTHOR_NAME='agent-context seam authors' GIT_AUTHOR_EMAIL='agent-context-seam@example.invalid'
 export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 # Fixed base date: the exported files do not change when nothing but the clock moved.
 export GIT_COMMITTER_DATE='2026-11-29T00:00:00Z'
 
 die() { echo "series.sh: $*" >&2; exit 1; }
 
-snapshot() { # DIR: a git repository holding a copy of DSH_CHECKOUT, committed and tagged rc.8
+snapshot() { # DIR: a git repository holding a copy of DSH_CHECKOUT, committed and tagged base
   [ -n "${DSH_CHECKOUT:-}" ] || die "no DSH checkout: set DSH_CHECKOUT to a DeepSeek Harness $BASE checkout"
   [ ! -e "$1" ] || die "$1 exists; pass a new directory"
   node "$root/scripts/dsh-source.mjs" export --need "$BASE" "$DSH_CHECKOUT" "$1" >/dev/null || exit 1
   git -C "$1" init -q
   git -C "$1" add -A
   GIT_AUTHOR_DATE=$GIT_COMMITTER_DATE git -C "$1" commit -q --no-verify -m "DeepSeek Harness $BASE"
-  git -C "$1" tag rc.8
+  git -C "$1" tag base
 }
 
 step_patches() { # [N]: the patch files of the first N steps (all by default), in order
@@ -64,6 +67,18 @@ step_patches() { # [N]: the patch files of the first N steps (all by default), i
 
 generated() { node "$here/generate.ts" --list; }
 
+# DSH's bilingual-pair record (docs/i18n/README.md) of EN.md and its .zh.md twin, as
+# `pnpm run verify-translation-pairing --write` writes it, staged.
+record_pair() {
+  printf '%s\n' '# Bilingual-pair consistency record (docs/i18n/README.md): the git blob hash of each' \
+    '# side as of the last confirmed-consistent state. Both languages carry equal authority;' \
+    '# after editing either side, bring the other along and re-record with:' \
+    "#   pnpm run verify-translation-pairing --write $1" \
+    "$(basename "$1"): $(git hash-object "$1")" \
+    "$(basename "${1%.md}.zh.md"): $(git hash-object "${1%.md}.zh.md")" > "${1%.md}.i18n.yaml"
+  git add "${1%.md}.i18n.yaml"
+}
+
 # Run inside a checkout after each commit during `sync` (git rebase --exec): regenerate the generated files this
 # commit touches and refresh the Agent Note it adds, then amend the commit.
 sync_commit() {
@@ -71,7 +86,8 @@ sync_commit() {
   local -a note_pairs=()
   for entry in "${STEPS[@]}"; do rfc=${entry#*|}; note_pairs+=("$root/${rfc%%|*}=${entry##*|}"); done
   touched=$(git diff-tree --no-commit-id --name-only -r HEAD)
-  node "$here/generate.ts" . >/dev/null
+  # A commit that carries no generated file (an earlier step's) is not regenerated: its tree may lack what they need.
+  if grep -qxF -f <(generated) <<<"$touched"; then node "$here/generate.ts" . >/dev/null; fi
   for file in $(generated); do
     if grep -qxF "$file" <<<"$touched"; then git add "$file"
     elif git cat-file -e "HEAD:$file" 2>/dev/null; then git checkout -q HEAD -- "$file"
@@ -84,15 +100,15 @@ sync_commit() {
       [ -f "$root/$rfc" ] && [ -f "$root/${rfc%.md}.zh.md" ] || die "$rfc or its .zh.md twin is missing; the note $note is made from them"
       node "$here/notes.ts" "$root/$rfc" "${note_pairs[@]}" > "$note"
       node "$here/notes.ts" "$root/${rfc%.md}.zh.md" "${note_pairs[@]}" > "${note%.md}.zh.md"
-      # DSH's bilingual-pair record (docs/i18n/README.md), as `pnpm run verify-translation-pairing --write` writes it.
-      printf '%s\n' '# Bilingual-pair consistency record (docs/i18n/README.md): the git blob hash of each' \
-        '# side as of the last confirmed-consistent state. Both languages carry equal authority;' \
-        '# after editing either side, bring the other along and re-record with:' \
-        "#   pnpm run verify-translation-pairing --write $note" \
-        "$(basename "$note"): $(git hash-object "$note")" \
-        "$(basename "${note%.md}.zh.md"): $(git hash-object "${note%.md}.zh.md")" > "${note%.md}.i18n.yaml"
-      git add "$note" "${note%.md}.zh.md" "${note%.md}.i18n.yaml"
+      record_pair "$note"
+      git add "$note" "${note%.md}.zh.md"
     fi
+  done
+  # Every pair the commit touches is brought along in it, so its record is re-recorded (a commit's own edit of both
+  # sides, or a regenerated side).
+  local doc
+  for doc in $(git diff-tree --no-commit-id --name-only -r HEAD -- '*.md' | sed 's/\.zh\.md$/.md/' | sort -u); do
+    if [ -f "${doc%.md}.i18n.yaml" ] && [ -f "$doc" ] && [ -f "${doc%.md}.zh.md" ]; then record_pair "$doc"; fi
   done
   git diff --cached --quiet || git commit -q --amend --no-edit --no-verify
 }
@@ -104,6 +120,7 @@ catalogs_commit() {
   pnpm run -s gen-cordis-catalog >/dev/null
   pnpm run -s gen-doc-graphs >/dev/null
   pnpm run -s gen-config-catalog >/dev/null
+  pnpm run -s gen-persistence-catalog >/dev/null
   local matrix=docs/event-producer-consumer
   node "$here/zh-rows.ts" "$matrix.md" "$matrix.zh.md"
   if ! git diff --quiet HEAD^ -- "$matrix.md" "$matrix.zh.md"; then
@@ -115,11 +132,11 @@ catalogs_commit() {
 }
 
 sync() { # DIR
-  git -C "$1" rev-parse -q --verify rc.8 >/dev/null || die "$1 is not a series.sh checkout"
+  git -C "$1" rev-parse -q --verify base >/dev/null || die "$1 is not a series.sh checkout"
   [ -z "$(git -C "$1" status --porcelain)" ] || die "$1 has uncommitted changes"
   local log
   log=$(mktemp)
-  git -C "$1" -c core.editor=true rebase -q --committer-date-is-author-date rc.8 \
+  git -C "$1" -c core.editor=true rebase -q --committer-date-is-author-date base \
     --exec "bash '$here/series.sh' sync-commit" >"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; die "sync stopped in $1 (see above)"; }
   rm -f "$log"
 }
@@ -130,19 +147,19 @@ case "${1:-}" in
     snapshot "$2"
     # shellcheck disable=SC2046
     git -C "$2" am -q --committer-date-is-author-date $(step_patches)
-    echo "series.sh: $(git -C "$2" rev-list --count rc.8..HEAD) patches applied in $2; edit, commit, then: series.sh export $2"
+    echo "series.sh: $(git -C "$2" rev-list --count base..HEAD) patches applied in $2; edit, commit, then: series.sh export $2"
     ;;
   sync-commit) sync_commit ;;
   catalogs-commit) catalogs_commit ;;
   catalogs)
     [ $# -eq 2 ] || die 'usage: series.sh catalogs DIR'
-    git -C "$2" rev-parse -q --verify rc.8 >/dev/null || die "$2 is not a series.sh checkout"
-    [ -d "$2/node_modules" ] || die "$2 is not installed: catalogs needs the whole rc.8 monorepo, installed (pnpm install)"
+    git -C "$2" rev-parse -q --verify base >/dev/null || die "$2 is not a series.sh checkout"
+    [ -d "$2/node_modules" ] || die "$2 is not installed: catalogs needs the whole monorepo, installed (pnpm install)"
     [ -z "$(git -C "$2" status --porcelain)" ] || die "$2 has uncommitted changes"
     cd "$2"
     status=0
     GIT_SEQUENCE_EDITOR="sed -i -E '/^pick [0-9a-f]+ docs: /a exec bash $here/series.sh catalogs-commit'" \
-      git -c core.editor=true rebase -q -i --committer-date-is-author-date rc.8 || status=$?
+      git -c core.editor=true rebase -q -i --committer-date-is-author-date base || status=$?
     # A bilingual-pair record (two blob hashes) conflicts whenever two steps regenerate the same pair: it is derived,
     # so take either side and re-record it; any other conflict stops here.
     while [ $status -ne 0 ] && [ -d "$(git rev-parse --git-path rebase-merge)" ]; do
@@ -166,8 +183,8 @@ case "${1:-}" in
   export)
     [ $# -eq 2 ] || die 'usage: series.sh export DIR'
     sync "$2"
-    commits=$(git -C "$2" rev-list --reverse rc.8..HEAD)
-    base=rc.8
+    commits=$(git -C "$2" rev-list --reverse base..HEAD)
+    base=base
     for entry in "${STEPS[@]}"; do
       dir=$here/${entry%%|*}; note=${entry##*|}
       end=''
@@ -196,7 +213,7 @@ case "${1:-}" in
     git -C "$dir" apply "$dir.series.patch"
     git -C "$dir" add -A
     git -C "$dir" commit -q --no-verify -m "agent/context seam series, steps 1-$n"
-    git -C "$dir" diff rc.8 -- "$@"
+    git -C "$dir" diff base -- "$@"
     ;;
   check)
     [ $# -eq 1 ] || die 'usage: series.sh check'

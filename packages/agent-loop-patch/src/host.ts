@@ -21,13 +21,6 @@ import {
   sessionEventAt,
   surfaceMark,
 } from '@dsh-seam/agent-context'
-import { hasContextListener } from './listeners.ts'
-
-/**
- * Sessions this host has written a projection for. Without a listener, only they can hold a projection the next
- * request would consume (a retry after a request that streamed nothing), so only they need the full path.
- */
-const projected = new WeakSet<Session>()
 
 /** One request attempt's position and rendered inputs. */
 export interface ProjectionRequest {
@@ -159,9 +152,9 @@ async function pass(
 }
 
 /**
- * Run the `agent/context` waterfall for the request about to be built and return the messages it sends. With no
- * listener for the agent, the waterfall is skipped: its result would be every node. The waterfall's outermost result
- * is normalized, then dispatched as `agent/context-selected`. A default projection (every node) returns
+ * Run the `agent/context` waterfall for the request about to be built and return the messages it sends. The
+ * waterfall always runs: with no listener for the agent its innermost `next()` selects every node, so nothing asks
+ * which listeners exist. The waterfall's outermost result is normalized, then dispatched as `agent/context-selected`. A default projection (every node) returns
  * `session.deriveMessages()` and logs nothing; any other appends one `request/projection` event first. When the
  * surface moves while listeners of either event run, the waterfall runs once more over the new surface; a second move
  * rejects the step. The waterfall is awaited to the end even when the turn is aborted, so whatever a listener appends
@@ -178,7 +171,6 @@ export async function projectRequestMessages(
   request: ProjectionRequest,
 ): Promise<Message[]> {
   const { session } = agent
-  if (!hasContextListener(agent) && !projected.has(session)) return session.deriveMessages()
   let done = await pass(agent, dispatch, request, false)
   if ('moved' in done) done = await pass(agent, dispatch, request, true)
   if ('moved' in done) {
@@ -200,7 +192,6 @@ export async function projectRequestMessages(
     ...normalized.stale === 0 ? {} : { stale: normalized.stale },
   }
   session.append('request/projection', data)
-  projected.add(session)
   return normalized.positions.map(at => index.messages[at] as Message)
 }
 

@@ -82,21 +82,26 @@ describe('renderNote', () => {
   const en = renderNote(join(folder, '0001-seam.md'), NOTES)
   const zh = renderNote(join(folder, '0001-seam.zh.md'), NOTES)
 
-  it('maps sibling RFCs to their English notes and keeps the switcher pointing at the twin', () => {
-    expect(links(en)).toEqual(['2026-11-29-seam.zh.md', '2026-11-29-intent.md', '#appendix-alternatives'])
-    expect(links(zh)).toEqual(['2026-11-29-seam.md', '2026-11-29-intent.md', '#appendix-alternatives'])
+  it('maps sibling RFCs to their notes in the same language and keeps the switcher pointing at the twin', () => {
+    expect(links(en)).toEqual(['2026-11-29-seam.zh.md', '2026-11-29-intent.md'])
+    expect(links(zh)).toEqual(['2026-11-29-seam.md', '2026-11-29-intent.zh.md'])
   })
 
-  it("inlines the RFC's own appendices under an explicit anchor, headings one level down, no switcher, back links unlinked", () => {
-    expect(en).toContain('<a id="appendix-alternatives"></a>\n\n## Appendix A: alternatives\n\nThe note argues.\n\n### One')
-    expect(zh).toContain('<a id="appendix-alternatives"></a>\n\n## 附录 A：替代方案\n\nnote 论证。\n\n### 其一')
+  it("neither inlines nor links an RFC's appendices: a link to one keeps its text only", () => {
+    expect(en).toContain('See [the intent note](2026-11-29-intent.md) and the alternatives.')
+    expect(zh).toContain('见[意图](2026-11-29-intent.zh.md)与替代方案。')
+    for (const note of [en, zh]) {
+      expect(note).not.toContain('<a id=')
+      expect(note).not.toContain('The note argues')
+      expect(note).not.toContain('note 论证')
+    }
     expect(multiLineParagraphs(en)).toBe(0)
   })
 
-  it("links another RFC's appendix at the owning note's anchor instead of copying it", () => {
+  it("unlinks another RFC's appendix too", () => {
     const intent = renderNote(join(folder, '0002-intent.md'), NOTES)
-    expect(links(intent)).toEqual(['2026-11-29-seam.md#appendix-alternatives'])
-    expect(intent).not.toContain('<a id=')
+    expect(links(intent)).toEqual([])
+    expect(intent).toContain('See alternatives.')
   })
 
   it('refuses a link the DSH tree cannot resolve, and a file that is not a stack RFC', () => {
@@ -115,7 +120,10 @@ describe("the project's RFCs as DSH notes", () => {
     const zh = renderNote(join(rfcs, rfc.replace(/\.md$/, '.zh.md')), stack)
     const note = stack.get(rfc) ?? ''
     expect(multiLineParagraphs(en) + multiLineParagraphs(zh)).toBe(0)
-    expect(links(en).filter(url => url !== note.replace(/\.md$/, '.zh.md'))).toEqual(links(zh).filter(url => url !== note))
+    const english = (urls: string[]): string[] => urls.map(url => url.replace(/\.zh\.md(#|$)/, '.md$1'))
+    expect(links(en).filter(url => url !== note.replace(/\.md$/, '.zh.md'))).toEqual(english(links(zh).filter(url => url !== note)))
+    expect(links(zh).filter(url => url !== note && !url.startsWith('#')).every(url => url.includes('.zh.md'))).toBe(true)
     expect(readFileSync(join(rfcs, rfc), 'utf8')).toMatch(/^# Agent Note: /)
+    expect(links(en).concat(links(zh)).filter(url => /(^|\/)\d{4}\//.test(url))).toEqual([])
   })
 })

@@ -28,7 +28,6 @@ import { calibrationFactor, requestEnvelope, UsageCalibration } from './calibrat
 import { PROJECTION_AWARE_COMPACTION } from './capability.ts'
 import type { ProjectionPolicy } from './config.ts'
 import { ProjectionCompactionConfig, ProjectionCompactionConfigError, resolveProjectionConfig } from './config.ts'
-import { hasProjectedRequests } from './listeners.ts'
 import type { ProjectedRange } from './region.ts'
 import { referenceText, selectProjectedRange, sentAfterReplacement } from './region.ts'
 
@@ -107,8 +106,8 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   }
 
   /**
-   * Step pressure (`agent/pre-step`) is deferred to `agent/context` for an agent whose requests are projected, and
-   * suppressed by `pressure: 'overflow-only'`. A context overflow of a request sent with a `request/projection`
+   * Step pressure (`agent/pre-step`) is judged on the request the host selects (`agent/context-selected`) instead,
+   * and suppressed by `pressure: 'overflow-only'`. A context overflow of a request sent with a `request/projection`
    * compacts within the nodes that request sent. Everything else is the basic engine's.
    * @param agent - the agent whose session is compacted.
    * @param trigger - step pressure or a provider-confirmed context overflow.
@@ -118,7 +117,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   override async compactIfNeeded(agent: Agent, trigger: CompactionTrigger, signal: AbortSignal): Promise<CompactionResult | null> {
     switch (trigger) {
       case 'pressure':
-        if (this.policy.pressure === 'overflow-only' || this.projects(agent)) return null
+        if (this.policy.pressure === 'overflow-only' || this.projectionAware === PROJECTION_AWARE_COMPACTION) return null
         break
       case 'context-overflow':
         if (this.projectionAware === PROJECTION_AWARE_COMPACTION) {
@@ -183,13 +182,13 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     return { summary: [{ type: 'text' as const, text: referenceText({ ...span, messages: input.messages.length }, hint) }], provider: 'reference', model: 'reference' }
   }
 
-  private projects(agent: Agent): boolean {
-    return this.projectionAware === PROJECTION_AWARE_COMPACTION && hasProjectedRequests(agent)
-  }
-
-  /** Judge the host's final selection, compacting at most before the host's recompute pass. */
+  /**
+   * Judge the host's final selection, compacting at most before the host's recompute pass. Every request is judged
+   * here, a request that sends the whole surface too (then the surface plus the step's input): step pressure is
+   * measured on what the step sends, not on the surface before it.
+   */
   private async judge(selection: SelectedContext): Promise<void> {
-    if (selection.signal.aborted || !this.projects(selection.agent)) return
+    if (selection.signal.aborted) return
     await this.warnOnFailure(() => this.relieveProjectedPressure(selection))
   }
 

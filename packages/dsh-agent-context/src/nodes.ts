@@ -158,7 +158,7 @@ export class NodeIndex {
   }
 
   /**
-   * {@link NodeIndex.forLog} over a log read one event at a time (`Session.eventAt`), the open turn already known.
+   * {@link NodeIndex.forLog} over a log read one event at a time, the open turn already known.
    * @param nodes - the log's message-bearing surface nodes in surface order.
    * @param turnStart - seq of the open turn's `turn/start`.
    * @param eventAt - the event of a seq.
@@ -309,12 +309,14 @@ export function toolUnits(nodes: readonly ContextNode[]): Map<number, readonly n
 }
 
 /**
- * A live session's events read one at a time, without `Session.events`, which copies the whole log after an append.
- * @param session - a session of a build with the seam (`Session.eventAt`).
+ * A live session's events by seq, read from the `Session.events` snapshot taken now: an append after this call is not
+ * seen, so take a new reader after appending.
+ * @param session - a live session.
  * @returns the event of a seq.
  */
 export function sessionEventAt(session: Session): (seq: number) => SessionEvent {
-  return seq => session.eventAt(seq) as SessionEvent
+  const { events } = session
+  return seq => events[seq] as SessionEvent
 }
 
 /**

@@ -47,7 +47,7 @@ export function pendingProjection(events: readonly SessionEvent[]): SessionEvent
 }
 
 /**
- * {@link pendingProjection} over a log read one event at a time (`Session.eventAt`): reads back only to the last
+ * {@link pendingProjection} over a log read one event at a time: reads back only to the last
  * chunk or step start.
  * @param length - the log's length.
  * @param eventAt - the event of a seq.

@@ -37,7 +37,7 @@ export type PolicyListener = (payload: PolicyPayload, next: () => Promise<Contex
 
 /** What a policy is built with, once per agent. */
 export interface PolicyHost {
-  /** The agent; in `simulate`, a read-only view of the log (`id`, `options`, `session.seq`, `session.eventAt`). */
+  /** The agent; in `simulate`, a read-only view of the log (`id`, `options`, `session.seq`, `session.events`). */
   readonly agent: Agent
   /** DSH's token meter (`ctx.tokenMeter`). */
   readonly meter: TokenPricer
@@ -151,11 +151,11 @@ type SimulationProgress = (events: number, total: number) => void
 
 /** Agent members a listener may read in `simulate`: the log, never the live agent. */
 const READABLE_AGENT = new Set(['id', 'options', 'session'])
-const READABLE_SESSION = new Set(['id', 'seq', 'eventAt', 'header'])
+const READABLE_SESSION = new Set(['id', 'seq', 'events', 'header'])
 
 /**
  * A read-only stand-in for the agent over the log before one request: `id`, `options` (provider and model from the
- * request header), `session.id`, `session.header`, `session.seq` and `session.eventAt`. Reading anything else (the
+ * request header), `session.id`, `session.header`, `session.seq` and `session.events` (the log before the request). Reading anything else (the
  * agent's context, its tools, `session.append`, `followUp`, ...) is recorded in `touched` and throws.
  */
 function logAgent(header: SessionHeader, events: readonly SessionEvent[], at: { seq: number; options: object }, touched: string[]): Agent {
@@ -163,12 +163,16 @@ function logAgent(header: SessionHeader, events: readonly SessionEvent[], at: { 
     touched.push(name)
     throw new Error(`simulate replays a log: ${name} is the live agent's`)
   }
+  let before: { seq: number; events: readonly SessionEvent[] } | undefined
   const session = new Proxy({}, {
     get(_, key) {
       if (typeof key === 'symbol') return undefined
       if (!READABLE_SESSION.has(key)) return refuse(`agent.session.${key}`)
       if (key === 'seq') return at.seq
-      if (key === 'eventAt') return (seq: number) => seq >= 0 && seq < at.seq ? events[seq] : undefined
+      if (key === 'events') {
+        if (before?.seq !== at.seq) before = { seq: at.seq, events: Object.freeze(events.slice(0, at.seq)) }
+        return before.events
+      }
       return key === 'id' ? header.id : header
     },
     set: (_, key) => refuse(`agent.session.${String(key)}`),
