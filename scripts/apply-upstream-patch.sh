@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Apply the agent/context seam stack (packages/agent-loop-patch/source/<n>-*/, in order) to a DeepSeek Harness source
-# checkout at 0.1.0-rc.8.
+# checkout at the series' base, 0.1.1-rc.2.
 # Usage: scripts/apply-upstream-patch.sh [--commit] <dsh-clone>
 #   --commit  apply with `git am` (one commit per patch) instead of changing the working tree only.
-# Refuses a checkout that is not rc.8, or whose files the series touches differ from rc.8; applies nothing unless the
+# Refuses a checkout at another version, or whose files the series touches differ from the base's; applies nothing unless the
 # whole series applies (`git apply --check` first); says so when the series is already applied.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,7 +27,7 @@ if git -C "$dsh" apply --reverse --check "$series" 2>/dev/null; then
   exit 0
 fi
 
-# Every file the series changes must be rc.8's: its blob id must match the first pre-image id the stack records for it
+# Every file the series changes must be the base's: its blob id must match the first pre-image id the stack records for it
 # (a later step's pre-image is an earlier step's result).
 changed=0
 declare -A seen=()
@@ -37,9 +37,9 @@ while read -r pre path; do
   [ "$pre" = 0000000 ] && { [ ! -e "$dsh/$path" ] || { echo "  $path: exists, the series creates it"; changed=1; }; continue; }
   [ -f "$dsh/$path" ] || { echo "  $path: missing"; changed=1; continue; }
   blob=$(git hash-object "$dsh/$path")
-  case $blob in "$pre"*) ;; *) echo "  $path: blob ${blob:0:12}, rc.8 has $pre"; changed=1 ;; esac
+  case $blob in "$pre"*) ;; *) echo "  $path: blob ${blob:0:12}, the base has $pre"; changed=1 ;; esac
 done < <(awk '/^diff --git /{ path = substr($4, 3) } /^index /{ split($2, ids, "\\.\\."); print ids[1], path }' "$series")
-[ $changed -eq 0 ] || refuse 'the files above differ from DeepSeek Harness 0.1.0-rc.8'
+[ $changed -eq 0 ] || refuse "the files above differ from DeepSeek Harness $(bash "$SERIES/series.sh" base)"
 
 git -C "$dsh" apply --check "$series" || refuse 'the series does not apply (see the git apply errors above)'
 if $commit; then
@@ -70,6 +70,7 @@ Managed mode (a plugin chooses the history each request sends) is then available
       })
     or mount such a plugin in the agent's preset or setup (e.g. AgentTavern with contextMode 'agent-managed');
   - each partial selection is logged as request/projection; logs that carry it resume only on a build with this
-    series (stock rc.8 refuses them with SessionFormatUnsupportedError).
-The proposals, one per step: $root/rfcs/0001-agent-context-seam.md, 0002-log-intent.md, 0003-projection-aware-compaction.md
+    series (a build without it refuses them with SessionFormatUnsupportedError).
+The proposals, one per step: $root/rfcs/0002-log-intent.md, 0001-agent-context-seam.md, 0004-context-policy-example.md,
+0003-projection-aware-compaction.md
 EOF

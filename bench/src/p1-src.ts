@@ -2,10 +2,10 @@
  * P1-src: what the source series' step costs without an `agent/context` listener, against the stock step's
  * `session.deriveMessages()`, on one real stock session at 1,000 and 10,000 surface nodes.
  *
- * The series' code is the series itself: `series.sh apply` writes step 1 onto a copy of the DSH checkout that
- * `DSH_CHECKOUT` names (tag dsh-v0.1.0-rc.8; without one the row is skipped), and the seam's files
- * it adds (the host, its listener query, dsh-agent's dispatch with `has()`, the generated session modules) are
- * transpiled with the workspace's TypeScript and bound to the unmodified npm rc.8 packages under `stock/`. Type
+ * The series' code is the series itself: `series.sh apply` writes steps 1-2 onto a copy of the DSH checkout that
+ * `DSH_CHECKOUT` names (tag dsh-v0.1.1-rc.2, the series' base; without one the row is skipped), and the seam's files
+ * they add (the host and the generated session modules) are transpiled with the workspace's TypeScript and bound to
+ * the unmodified npm rc.8 packages under `stock/` (dsh-agent's dispatch is stock's: the series does not change it). Type
  * checking of those files is upstream-checks' job; this bench times them.
  * @module bench/p1-src
  */
@@ -32,8 +32,8 @@ const MIN_EVENTS_PER_NODE = 5
 
 /** The series' host entry, as the patched `ReactLoopAgent.step()` calls it. */
 type SeriesHost = (agent: Agent, dispatch: AgentEventDispatch, request: { turn: number; step: number; system: string; tools: readonly never[]; signal: AbortSignal }) => Promise<Message[]>
-/** The series' dispatcher: DSH's `AgentEventDispatch` plus the proposed `has()` listener query. */
-type SeriesDispatch = AgentEventDispatch & { has(name: 'agent/context'): boolean }
+/** The series' dispatcher: DSH's `AgentEventDispatch`, unchanged. */
+type SeriesDispatch = AgentEventDispatch
 
 /** What the series adds that the step calls. */
 interface Series {
@@ -57,23 +57,18 @@ function stockEntry(name: string): string {
  * @returns the series' host entry and dispatcher factory, or why they cannot be built here.
  */
 async function seriesModules(out: string): Promise<Series | string> {
-  if (!process.env['DSH_CHECKOUT']) return 'DSH_CHECKOUT is not set (the row times the source series, which applies to a DeepSeek Harness checkout at tag dsh-v0.1.0-rc.8)'
+  if (!process.env['DSH_CHECKOUT']) return 'DSH_CHECKOUT is not set (the row times the source series, which applies to a DeepSeek Harness checkout at tag dsh-v0.1.1-rc.2)'
   const tree = join(out, 'dsh')
   try {
-    execFileSync('bash', [join(SERIES, 'series.sh'), 'apply', tree, '--steps', '1'], { stdio: ['ignore', 'ignore', 'pipe'] })
+    execFileSync('bash', [join(SERIES, 'series.sh'), 'apply', tree, '--steps', '2'], { stdio: ['ignore', 'ignore', 'pipe'] })
   } catch (error) {
     return String((error as { stderr?: Buffer }).stderr ?? error).trim().split('\n').at(-1) ?? 'series.sh apply failed'
   }
   const generated = execFileSync('node', [join(SERIES, 'generate.ts'), '--list'], { encoding: 'utf8' }).split('\n')
-  const files = [
-    ...generated.filter(file => /^packages\/core\/(session|agent-loop)\/src\//.test(file)),
-    'packages/core/agent-loop/src/context-listeners.ts',
-    'packages/core/agent/src/dispatch.ts',
-  ]
+  const files = generated.filter(file => /^packages\/core\/(session|agent-loop)\/src\//.test(file))
   const js = (file: string): string => join(out, 'js', file.replace(/\.ts$/, '.js'))
   const shims = {
     '@deepseek-ai/dsh-session': join(out, 'js/session.js'),
-    '@deepseek-ai/dsh-agent': join(out, 'js/agent.js'),
   }
   mkdirSync(join(out, 'js'), { recursive: true })
   writeFileSync(join(out, 'js/package.json'), '{ "type": "module" }\n')
@@ -81,11 +76,6 @@ async function seriesModules(out: string): Promise<Series | string> {
   writeFileSync(shims['@deepseek-ai/dsh-session'], [
     `export * from '${stockEntry('@deepseek-ai/dsh-session')}'`,
     ...sessionFiles.map(file => `export * from '${pathToFileURL(js(file)).href}'`),
-  ].join('\n'))
-  mkdirSync(dirname(shims['@deepseek-ai/dsh-agent']), { recursive: true })
-  writeFileSync(shims['@deepseek-ai/dsh-agent'], [
-    `export * from '${stockEntry('@deepseek-ai/dsh-agent')}'`,
-    `export { hasAgentListener } from '${pathToFileURL(js('packages/core/agent/src/dispatch.ts')).href}'`,
   ].join('\n'))
   for (const file of files) {
     const { outputText } = ts.transpileModule(readFileSync(join(tree, file), 'utf8'), {
@@ -97,7 +87,7 @@ async function seriesModules(out: string): Promise<Series | string> {
         const sibling = join(dirname(file), specifier)
         if (files.includes(sibling)) return `from '${pathToFileURL(js(sibling)).href}'`
         // A module of the checkout's own package that the series does not change: the stock package exports it.
-        const pkg = file.startsWith('packages/core/session/') ? '@deepseek-ai/dsh-session' : '@deepseek-ai/dsh-agent'
+        const pkg = file.startsWith('packages/core/session/') ? '@deepseek-ai/dsh-session' : '@deepseek-ai/dsh-agent-loop'
         return `from '${stockEntry(pkg)}'`
       }
       const shim = shims[specifier as keyof typeof shims]
@@ -108,7 +98,7 @@ async function seriesModules(out: string): Promise<Series | string> {
     writeFileSync(js(file), bound)
   }
   const host = await import(pathToFileURL(js('packages/core/agent-loop/src/context-host.ts')).href) as { projectRequestMessages: SeriesHost }
-  const dispatch = await import(pathToFileURL(js('packages/core/agent/src/dispatch.ts')).href) as { agentEvents: Series['agentEvents'] }
+  const dispatch = await import(stockEntry('@deepseek-ai/dsh-agent')) as { agentEvents: Series['agentEvents'] }
   return { host: host.projectRequestMessages, agentEvents: dispatch.agentEvents }
 }
 
@@ -143,13 +133,13 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
   const section = {
     id: 'P1-src',
     title: 'No-listener overhead of the source series\' step',
-    method: 'Step 1 of the source series (`series.sh apply --steps 1` on a copy of the DSH checkout `DSH_CHECKOUT` names); its seam files (the host, '
-      + 'its listener query, dsh-agent\'s dispatch with `has()`, the generated dsh-session modules) transpiled with the '
-      + 'workspace\'s TypeScript and bound to the unmodified npm rc.8 packages. One real stock AgentLoop session grows '
-      + 'by the scripted conversation (every third turn calls `echo`) to each size; with no `agent/context` listener, '
-      + 'batches of the series\' step selection (its `agent.ts`: `dispatch.has(\'agent/context\') ? await '
-      + 'projectRequestMessages(...) : session.deriveMessages()`) alternate with batches of the stock step\'s '
-      + '`session.deriveMessages()` on that session; medians of the batch means.',
+    method: 'Steps 1-2 of the source series (`series.sh apply --steps 2` on a copy of the DSH checkout `DSH_CHECKOUT` names); its seam files (the host '
+      + 'and the generated dsh-session modules) transpiled with the workspace\'s TypeScript and bound to the unmodified '
+      + 'npm rc.8 packages. One real stock AgentLoop session grows by the scripted conversation (every third turn calls '
+      + '`echo`) to each size; with no `agent/context` listener, batches of the series\' step selection (its `agent.ts`: '
+      + '`await projectRequestMessages(...)`, which dispatches the waterfall, finds the default selection and returns '
+      + '`session.deriveMessages()`) alternate with batches of the stock step\'s `session.deriveMessages()` on that '
+      + 'session; medians of the batch means.',
     target: `series/stock time per step ≤ ${TARGET} at 1,000 and 10,000 surface nodes with ≥ ${MIN_EVENTS_PER_NODE} events per node`,
   }
   try {
@@ -160,7 +150,7 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
     const agent = loop.create('p1-src')
     const dispatch = series.agentEvents(loop.ctx, agent)
     const request = { turn: 1, step: 1, system: '', tools: [] as const, signal: new AbortController().signal }
-    const step = (): Message[] | Promise<Message[]> => dispatch.has('agent/context') ? series.host(agent, dispatch, request) : agent.session.deriveMessages()
+    const step = (): Promise<Message[]> => series.host(agent, dispatch, request)
     const sizes = quick ? [1_000] : [1_000, 10_000]
     const rows: string[][] = []
     const ratios: number[] = []
@@ -173,13 +163,10 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
       const perNode = session.events.length / session.surface.nodes.length
       density.push(perNode)
       const same = JSON.stringify(await step()) === JSON.stringify(session.deriveMessages())
-        && JSON.stringify(await series.host(agent, dispatch, request)) === JSON.stringify(session.deriveMessages())
       if (!same) throw new Error('P1-src: the series\' step does not send what deriveMessages() derives')
       const [seriesMs, stock] = await lockstep(step, () => agent.session.deriveMessages(), quick ? 200 : 1_000, quick ? 5 : 15)
-      // What the series adds without a listener is the listener query; timed alone against an empty call.
-      const [hasMs, emptyMs] = await lockstep(() => dispatch.has('agent/context'), () => undefined, quick ? 2_000 : 20_000, quick ? 5 : 15)
       ratios.push(seriesMs / stock)
-      differences.push(`${significant((seriesMs - stock) * 1e6)} ns at ${session.surface.nodes.length} nodes (has() alone: ${significant(Math.max(hasMs - emptyMs, 0) * 1e6)} ns)`)
+      differences.push(`${significant((seriesMs - stock) * 1e6)} ns at ${session.surface.nodes.length} nodes`)
       rows.push([
         `${session.surface.nodes.length}`,
         `${session.events.length}`,
@@ -187,7 +174,6 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
         significant(stock * 1000),
         significant(seriesMs * 1000),
         significant(seriesMs / stock),
-        significant(Math.max(hasMs - emptyMs, 0) * 1e6),
       ])
       log(`P1-src ${nodes} nodes: series ${significant(seriesMs * 1000)} µs, stock ${significant(stock * 1000)} µs`)
     }
@@ -198,17 +184,15 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
       ...section,
       verdict: verdict(worst <= TARGET && dense, `worst ratio ${significant(worst)}, ${Math.min(...density).toFixed(1)} events per node`),
       table: {
-        columns: ['surface nodes', 'log events', 'events per node', 'stock deriveMessages() µs', 'series step µs', 'series/stock', 'has() ns'],
+        columns: ['surface nodes', 'log events', 'events per node', 'stock deriveMessages() µs', 'series step µs', 'series/stock'],
         rows,
       },
       notes: [
-        'Without a listener for the agent, the series\' step asks the proposed `AgentEventDispatch.has()` (the hook '
-          + 'selection of cordis `dispatch()`, read without dispatching, the event service read once per context) and '
-          + 'calls `session.deriveMessages()` itself; the host, and its offer, run only when a listener would run (or, within '
-          + 'a step, once they ran). The two sides read the same session, so deriveMessages()\' own cache serves both.',
-        `Series minus stock per step: ${differences.join('; ')}. Both sides are a cached deriveMessages() of a few `
-          + 'microseconds, so a ratio reads sub-microsecond timing noise as a share of it; the listener query the series '
-          + 'adds is the `has()` column.',
+        'Without a listener for the agent, the series\' step still runs the host: it builds the offer (the nodes '
+          + 'appended since the last offer, their index, the required set), dispatches `agent/context` (whose innermost '
+          + '`next()` selects every node) and `agent/context-selected`, and returns `session.deriveMessages()`. Nothing asks '
+          + 'which listeners exist. The two sides read the same session, so deriveMessages()\' own cache serves both.',
+        `Series minus stock per step: ${differences.join('; ')}.`,
       ],
     }
   } finally {

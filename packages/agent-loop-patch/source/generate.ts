@@ -56,7 +56,13 @@ export interface Target {
  * projection-aware compaction (engine, pure parts, specs) in dsh-compaction-basic.
  */
 export const TARGETS: readonly Target[] = [
-  { file: `${SESSION}/request-projection.ts`, from: [[`${CORE}/projection.ts`, '*'], [`${CORE}/check.ts`, '*']] },
+  {
+    file: `${SESSION}/request-projection.ts`,
+    from: [
+      [`${CORE}/projection.ts`, ['encodeInclude', 'pendingProjection', 'pendingProjectionOf', 'LoggedSession', 'requestMessagesFromLog']],
+      [`${CORE}/check.ts`, '*'],
+    ],
+  },
   { file: `${SESSION}/context-nodes.ts`, from: [[`${CORE}/nodes.ts`, '*']] },
   { file: `${SESSION}/context-normalize.ts`, from: [[`${CORE}/normalize.ts`, '*']] },
   { file: `${SESSION}/context-surface.ts`, from: [[`${CORE}/surface.ts`, '*']] },

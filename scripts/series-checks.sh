@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Checks of the upstream source series (packages/agent-loop-patch/source/) on its base, DeepSeek Harness 0.1.1-rc.2:
+#  (a) the steps apply in order with `git am` (series.sh checkout), each step's changed-line count per file
+#  (b) after each step, on DSH's own install of the base (its pinned pnpm, --frozen-lockfile), DSH's suites of every
+#      package the series touches pass (vitest, packages from source, as DSH runs them), the count per step printed;
+#      after the last step, the keyless headless snapshot of the example too
+#  (c) after each step, DSH's generated-artifact gates the series feeds: persistence catalog, scoped events, cordis
+#      catalog, doc graphs, translation pairing, Agent Note format
+#  (d) drift: the series' generated seam modules and Agent Notes equal what the workspace generates (series.sh check)
+# DSH's build, its static gates, oxlint, jscpd and the dependents' suites on the whole monorepo are
+# scripts/source-checkout.sh's; the compiled npm patches are scripts/upstream-checks.sh's.
+# Usage: scripts/series-checks.sh [CHECKOUT]   CHECKOUT (or DSH_CHECKOUT): DSH at tag dsh-v0.1.1-rc.2 (a git clone,
+# folder or `git archive` tarball; only read). Env: SERIES_WORK (default $TMPDIR/dsh-seam-series, emptied first).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+[ $# -le 1 ] || { echo 'usage: scripts/series-checks.sh [CHECKOUT]' >&2; exit 2; }
+SERIES=$root/packages/agent-loop-patch/source
+checkout=$(node "$root/scripts/dsh-source.mjs" path --need "$(bash "$SERIES/series.sh" base)" "$@") || exit 2
+if [ -z "${DSH_SEAM_TOOLCHAIN:-}" ]; then
+  DSH_SEAM_TOOLCHAIN=1 exec sh "$root/scripts/toolchain.sh" bash "$root/scripts/series-checks.sh" "$checkout"
+fi
+WORK=${SERIES_WORK:-${TMPDIR:-/tmp}/dsh-seam-series}
+rm -rf "$WORK"
+mkdir -p "$WORK"
+T0=$(date +%s)
+step() { printf '\n== %s  (+%ds)\n' "$*" $(($(date +%s) - T0)); }
+export DSH_CHECKOUT=$checkout CI=true
+
+step "(a) the series applied to $checkout in order"
+bash "$SERIES/series.sh" checkout "$WORK/dsh"
+tree=$WORK/dsh
+git -C "$tree" config core.hooksPath /dev/null
+mapfile -t ends < <(for dir in "$SERIES"/[0-9]-*/; do ls "$dir"[0-9]*.patch | wc -l; done)
+mapfile -t names < <(for dir in "$SERIES"/[0-9]-*/; do basename "$dir"; done)
+
+pm=$(node -e 'console.log(require(process.argv[1]).packageManager ?? "")' "$tree/package.json")
+mkdir -p "$WORK/tools"
+echo '{"name":"series-checks-tools","private":true}' > "$WORK/tools/package.json"
+(cd "$WORK/tools" && npm install --no-audit --no-fund --loglevel=error "${pm%%+*}") >&2
+export PATH=$WORK/tools/node_modules/.bin:$PATH
+step "install ($pm, --frozen-lockfile)"
+(cd "$tree" && pnpm install --frozen-lockfile --store-dir "$WORK/store" > "$WORK/install.log" 2>&1) \
+  || { tail -30 "$WORK/install.log"; echo 'series-checks: pnpm install failed' >&2; exit 1; }
+
+mapfile -t touched < <(git -C "$tree" diff --name-only base HEAD -- 'packages/*/*/src/*' | cut -d/ -f1-3 | sort -u)
+[ ${#touched[@]} -gt 0 ] || { echo 'series-checks: the series touches no package source' >&2; exit 1; }
+GATES=(verify-persistence-catalog verify-scoped-events verify-cordis-catalog verify-doc-graphs verify-translation-pairing
+  verify-agent-note-format)
+failed=0
+at=0
+mapfile -t commits < <(git -C "$tree" rev-list --reverse base..HEAD)
+for i in "${!names[@]}"; do
+  first=${commits[at]}
+  at=$((at + ends[i]))
+  git -C "$tree" checkout -q "${commits[at - 1]}"
+  step "(a) step ${names[i]} changes (added, deleted)"
+  git -C "$tree" diff --numstat "$first^" HEAD \
+    | awk '{ printf "  %5s %5s  %s\n", $1, $2, $3 }'
+  step "(b) DSH's suites of ${touched[*]} after step ${names[i]}"
+  if (cd "$tree" && pnpm exec vitest run "${touched[@]}" > "$WORK/step-$((i + 1)).tests.log" 2>&1); then
+    grep -E 'Test Files|Tests ' "$WORK/step-$((i + 1)).tests.log" | sed 's/\x1b\[[0-9;]*m//g'
+  else
+    grep -E 'FAIL|Test Files|Tests ' "$WORK/step-$((i + 1)).tests.log" | sed 's/\x1b\[[0-9;]*m//g' | head -20
+    failed=$((failed + 1))
+  fi
+  step "(c) generated-artifact gates after step ${names[i]}"
+  for gate in "${GATES[@]}"; do
+    if (cd "$tree" && pnpm run -s "$gate" > "$WORK/gate.log" 2>&1); then echo "  pass  $gate"
+    else echo "  FAIL  $gate"; tail -5 "$WORK/gate.log"; failed=$((failed + 1)); fi
+  done
+done
+
+step '(b) the keyless headless snapshot of the context-policy example'
+if (cd "$tree" && pnpm exec vitest run --config vitest.snapshot.config.ts examples/headless-agent/tests/headless.snapshot.ts \
+  -t 'context-policy' > "$WORK/snapshot.log" 2>&1); then
+  grep -E 'Test Files|Tests ' "$WORK/snapshot.log" | sed 's/\x1b\[[0-9;]*m//g'
+else
+  grep -E 'FAIL|Test Files|Tests ' "$WORK/snapshot.log" | sed 's/\x1b\[[0-9;]*m//g' | head; failed=$((failed + 1))
+fi
+
+step '(d) drift: the seam modules and Agent Notes are what the workspace generates'
+bash "$SERIES/series.sh" check || failed=$((failed + 1))
+
+[ $failed -eq 0 ] || { printf '\nseries-checks: %d checks failed in %ss\n' $failed $(($(date +%s) - T0)); exit 1; }
+printf '\nseries-checks: all checks passed in %ss\n' $(($(date +%s) - T0))
