@@ -40,6 +40,8 @@ node "$SUITES" install --patches "$root/patches" "$DSH_CHECKOUT" "$WORK/own-lib"
 node "$SUITES" npm "$WORK/own-lib" 'patched rc.8'
 
 step '(d) the compiled session event list, as scripts/gen-persistence-catalog.ts renders it'
+# The generator runs on the rc.8 copy with the stock install's node_modules (typescript among them).
+ln -sfn "$WORK/own-stock/node_modules" "$DSH_CHECKOUT/node_modules"
 node --input-type=module - "$DSH_CHECKOUT" "$WORK/own-lib/node_modules/@deepseek-ai/dsh-session/lib/index.js" <<'JS'
 import { readFileSync } from 'node:fs'
 const [tree, compiled] = process.argv.slice(2)
