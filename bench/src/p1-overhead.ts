@@ -106,9 +106,10 @@ export async function benchOverhead(quick: boolean, log: (line: string) => void)
       rows,
     },
     notes: [
-      'Without a listener for the agent (read from cordis\' hook table with the agent\'s scope filter, no dispatch), the '
-        + 'patched step returns `session.deriveMessages()` at once, as stock does; the offer (surface nodes, required seqs) is '
-        + 'built only when some `agent/context` listener would run. Ratios below 1 are noise between two identical paths.',
+      'Without a listener for the agent the patched step still runs the host: it builds the offer (surface nodes, required '
+        + 'seqs), dispatches `agent/context`, whose innermost `next()` selects every node, and `agent/context-selected`, '
+        + 'then returns `session.deriveMessages()`; nothing asks which listeners exist (P1-src times that path alone). '
+        + 'Ratios below 1 are noise.',
     ],
   }
 }

@@ -157,11 +157,12 @@ async function pass(
 /**
  * Run the `agent/context` waterfall for the request about to be built and return the messages it sends. The
  * waterfall always runs: with no listener for the agent its innermost `next()` selects every node, so nothing asks
- * which listeners exist. The waterfall's outermost result is normalized, then dispatched as `agent/context-selected`. A default projection (every node) returns
- * `session.deriveMessages()` and logs nothing; any other appends one `request/projection` event first. When the
- * surface moves while listeners of either event run, the waterfall runs once more over the new surface; a second move
- * rejects the step. The waterfall is awaited to the end even when the turn is aborted, so whatever a listener appends
- * lands inside its turn; an aborted step discards the result and logs nothing.
+ * which listeners exist. The waterfall's outermost result is normalized, then dispatched as `agent/context-selected`.
+ * A default projection (every node) returns `session.deriveMessages()` and logs nothing; any other appends one
+ * `request/projection` event first. When the surface moves while listeners of either event run, the waterfall runs
+ * once more over the new surface; a second move rejects the step. The waterfall is awaited to the end even when the
+ * turn is aborted, so whatever a listener appends lands inside its turn; an aborted step discards the result and logs
+ * nothing.
  * @param agent - the agent whose step this is; its session is read and appended to.
  * @param dispatch - the agent's scope-filtered event dispatcher.
  * @param request - the request's turn, step, system prompt, tools and signal.
