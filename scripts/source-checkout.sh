@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build a DeepSeek Harness source checkout at the series' base (0.1.1-rc.2) with the agent/context series applied, DSH's way, beside the
-# unpatched checkout, and run AgentTavern in managed mode inside DSH's real headless CLI.
+# Build a DeepSeek Harness source checkout at the series' base (0.1.1-rc.2) with the agent/context series applied,
+# DSH's way, beside the unpatched checkout, and run AgentTavern in managed mode inside DSH's real headless CLI.
 #
 #   scripts/source-checkout.sh [--patched-only | --baseline-gates] [CHECKOUT]
 #
