@@ -5,8 +5,8 @@
  * The series' code is the series itself: `series.sh apply` writes steps 1-2 onto a copy of the DSH checkout that
  * `DSH_CHECKOUT` names (tag dsh-v0.1.1-rc.2, the series' base; without one the row is skipped), and the seam's files
  * they add (the host and the generated session modules) are transpiled with the workspace's TypeScript and bound to
- * the unmodified npm rc.8 packages under `stock/` (dsh-agent's dispatch is stock's: the series does not change it). Type
- * checking of those files is upstream-checks' job; this bench times them.
+ * the unmodified npm rc.8 packages under `stock/` (dsh-agent's dispatch is stock's: the series does not change it).
+ * Type checking of those files is DSH's build in scripts/source-checkout.sh; this bench times them.
  * @module bench/p1-src
  */
 

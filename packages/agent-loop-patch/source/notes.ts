@@ -1,12 +1,13 @@
 /**
  * Render an RFC of `rfcs/` (English or its `.zh.md` twin) as the Agent Note a stack step adds to the DSH tree, in
  * DSH's documentation form: one physical line per paragraph (`verify-md-wrap`), links that resolve inside the DSH tree
- * (`verify-md-links`), and the same link targets in both languages, each in its own locale (`verify-translation-pairing`).
+ * (`verify-md-links`), and the same link targets in both languages, each in its own locale
+ * (`verify-translation-pairing`).
  *
  * - A link to a sibling RFC becomes a link to its note in the same language (the `.zh.md` note from a Chinese twin,
  *   as `verify-translation-pairing` requires); a link to the RFC's own twin stays the language switcher.
- * - A link to an appendix of an RFC (`NNNN/*.md`, the workspace's supporting material) is unlinked, its text kept: DSH's
- *   note tree holds dated notes only, and each note stands alone, so appendices are neither inlined nor linked.
+ * - A link to an appendix of an RFC (`NNNN/*.md`, the workspace's supporting material) is unlinked, its text kept:
+ *   DSH's note tree holds dated notes only, and each note stands alone, so appendices are neither inlined nor linked.
  *
  * Usage: node notes.ts <rfcs/NNNN-x.md | rfcs/NNNN-x.zh.md> <rfc.md>=<note.md>...   (prints the note)
  * @module @dsh-seam/agent-loop-patch/source/notes

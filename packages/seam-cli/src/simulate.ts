@@ -155,8 +155,9 @@ const READABLE_SESSION = new Set(['id', 'seq', 'events', 'header'])
 
 /**
  * A read-only stand-in for the agent over the log before one request: `id`, `options` (provider and model from the
- * request header), `session.id`, `session.header`, `session.seq` and `session.events` (the log before the request). Reading anything else (the
- * agent's context, its tools, `session.append`, `followUp`, ...) is recorded in `touched` and throws.
+ * request header), `session.id`, `session.header`, `session.seq` and `session.events` (the log before the request).
+ * Reading anything else (the agent's context, its tools, `session.append`, `followUp`, ...) is recorded in `touched`
+ * and throws.
  */
 function logAgent(header: SessionHeader, events: readonly SessionEvent[], at: { seq: number; options: object }, touched: string[]): Agent {
   const refuse = (name: string): never => {
