@@ -7,7 +7,7 @@
 #  (c) after each step, DSH's generated-artifact gates the series feeds: persistence catalog, scoped events, cordis
 #      catalog, doc graphs, translation pairing, Agent Note format
 #  (d) drift: the series' generated seam modules and Agent Notes equal what the workspace generates (series.sh check)
-# DSH's build, its static gates, oxlint, jscpd and the dependents' suites on the whole monorepo are
+# DSH's build, its static gates, oxlint, jscpd and the coverage lane on the whole monorepo are
 # scripts/source-checkout.sh's; the compiled npm patches are scripts/upstream-checks.sh's.
 # Usage: scripts/series-checks.sh [CHECKOUT]   CHECKOUT (or DSH_CHECKOUT): DSH at tag dsh-v0.1.1-rc.2 (a git clone,
 # folder or `git archive` tarball; only read). Env: SERIES_WORK (default $TMPDIR/dsh-seam-series, emptied first).
@@ -33,12 +33,11 @@ git -C "$tree" config core.hooksPath /dev/null
 mapfile -t ends < <(for dir in "$SERIES"/[0-9]-*/; do ls "$dir"[0-9]*.patch | wc -l; done)
 mapfile -t names < <(for dir in "$SERIES"/[0-9]-*/; do basename "$dir"; done)
 
-pm=$(node -e 'console.log(require(process.argv[1]).packageManager ?? "")' "$tree/package.json")
-mkdir -p "$WORK/tools"
-echo '{"name":"series-checks-tools","private":true}' > "$WORK/tools/package.json"
-(cd "$WORK/tools" && npm install --no-audit --no-fund --loglevel=error "${pm%%+*}") >&2
-export PATH=$WORK/tools/node_modules/.bin:$PATH
-step "install ($pm, --frozen-lockfile)"
+# shellcheck source=scripts/pinned-pnpm.sh
+. "$root/scripts/pinned-pnpm.sh"
+pinned_pnpm "$tree/package.json" "$WORK/tools" || { echo "series-checks: the checkout's pnpm could not be installed" >&2; exit 1; }
+export PATH=$PINNED_PNPM_BIN:$PATH
+step "install ($PINNED_PNPM, --frozen-lockfile)"
 (cd "$tree" && pnpm install --frozen-lockfile --store-dir "$WORK/store" > "$WORK/install.log" 2>&1) \
   || { tail -30 "$WORK/install.log"; echo 'series-checks: pnpm install failed' >&2; exit 1; }
 

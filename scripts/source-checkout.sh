@@ -16,10 +16,13 @@
 #             pnpm run duplication (jscpd); on the unpatched copy only with --baseline-gates (the base passes them all;
 #             they cost about 5 minutes). The browser snapshot gate (web-snapshot, `pnpm run test:web:ci`) is not in
 #             ci-static and is not run: it needs a Chromium download.
-#   tests     vitest on every workspace package that depends, directly or not, on a package the series touches
-#             (scripts/source-checkout/dependents.mjs, from the package.json graph), as the unprivileged user
-#             `nobody` when run as root, so DSH's permission tests mean what they say
-# then prints both runs side by side per package (no new failure, every new test passing), and runs the built CLI,
+#   tests     DSH's coverage lane on the whole monorepo, as check:ci:coverage runs it: every suite instrumented
+#             (`vitest run --coverage`, per-file 100% thresholds, DSH_COVERAGE_EXEMPT_HEAVY=1) and the heavy suites of
+#             scripts/coverage-exempt.ts uninstrumented beside it, with coverage reported even when a test fails, as the
+#             unprivileged user `nobody` when run as root, so DSH's permission tests mean what they say
+# then prints both runs side by side per package (the series' packages and their dependents, from
+# scripts/source-checkout/dependents.mjs; every other package in one row): no new failure, every new test passing,
+# and no file below a coverage threshold that is not below it unpatched. It runs the built CLI,
 # `dsh --profile headless`, offline against a loopback DeepSeek-compatible server (scripts/source-checkout/
 # mock-deepseek.mjs) with AgentTavern and projection-aware compaction inserted by `--patch` overlays:
 #   patched    agent-managed, $TURNS turns with tool calls, a $WINDOW-token window; the persisted session.jsonl.zstd
@@ -108,12 +111,10 @@ if [ -n "${SOURCE_CHECKOUT_EXTRA:-}" ]; then
 fi
 
 # --- DSH's pinned pnpm, install, build ------------------------------------------------------------------------------
-pm=$(node -e 'console.log(require(process.argv[1]).packageManager ?? "")' "$WORK/patched/package.json")
-case $pm in pnpm@[0-9]*) ;; *) die "the checkout's packageManager is '$pm', not pnpm@<version>" ;; esac
-mkdir -p "$WORK/tools"
-echo '{"name":"source-checkout-tools","private":true}' > "$WORK/tools/package.json"
-(cd "$WORK/tools" && npm install --no-audit --no-fund --loglevel=error "${pm%%+*}") >&2
-DSH_PATH=$WORK/tools/node_modules/.bin:$PATH
+# shellcheck source=scripts/pinned-pnpm.sh
+. "$root/scripts/pinned-pnpm.sh"
+pinned_pnpm "$WORK/patched/package.json" "$WORK/tools" || die "the checkout's pnpm could not be installed"
+DSH_PATH=$PINNED_PNPM_BIN:$PATH
 export CI=true
 dsh() { # tree, command...: run a command in a checkout with its pinned pnpm first on PATH
   local tree=$1
@@ -123,7 +124,7 @@ dsh() { # tree, command...: run a command in a checkout with its pinned pnpm fir
 
 declare -A GATES
 for tree in "${trees[@]}"; do
-  step "install and build ($tree, $pm)"
+  step "install and build ($tree, $PINNED_PNPM)"
   timed "install ($tree)" dsh "$tree" pnpm install --frozen-lockfile --store-dir "$WORK/store" > "$WORK/$tree.install.log" 2>&1 \
     || { tail -30 "$WORK/$tree.install.log"; die "pnpm install failed in $tree"; }
   status=0
@@ -173,11 +174,14 @@ check "patched: pnpm run check:ci:static (${GATES[patched.static.line]#run-gates
 check 'patched: pnpm run lint:contracts-ready (oxlint)' "${GATES[patched.lint:contracts-ready]}"
 check 'patched: pnpm run duplication (jscpd)' "${GATES[patched.duplication]}"
 
-# --- the dependents' test suites, unprivileged ---------------------------------------------------------------------
-step 'dependents of the packages the series touches'
+# --- DSH's coverage lane on the whole monorepo, unprivileged -------------------------------------------------------
+step 'dependents of the packages the series touches (the rows of the side-by-side table)'
 PATH=$DSH_PATH node "$here/dependents.mjs" "$WORK/patched" "${patches[@]}" > "$WORK/dependents.json"
 node -e 'const d = require(process.argv[1]); console.log(`touched: ${d.touched.join(", ")}\n${d.dependents.length} packages depend on them (themselves included)`)' "$WORK/dependents.json"
-mapfile -t test_dirs < <(node -e 'for (const d of require(process.argv[1]).dependents) console.log(`${d}/`)' "$WORK/dependents.json")
+# The suites check:ci:coverage runs uninstrumented beside the instrumented run, read from the checkout's own list.
+mapfile -t exempt < <(cd "$WORK/patched" && PATH=$DSH_PATH node --input-type=module \
+  -e "for (const s of (await import('./scripts/coverage-exempt.ts')).coverageExemptHeavySuites) console.log(s.filter)")
+[ ${#exempt[@]} -gt 0 ] || die 'scripts/coverage-exempt.ts lists no suites'
 
 runner=()
 if [ "$(id -u)" -eq 0 ]; then
@@ -189,32 +193,48 @@ if [ "$(id -u)" -eq 0 ]; then
   fi
 fi
 mkdir -p "$WORK/results" "$WORK/home"
-run_tests() { # tree
-  local out=$WORK/results/$1.json
+summary() { # report, label
+  node -e 'const r = require(process.argv[1]); console.log(`${process.argv[2]}: ${r.testResults.length} files: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`)' "$1" "$2"
+}
+run_tests() { # tree: check:ci:coverage's two runs, each with a JSON report (and coverage reported even when a test fails)
+  local out=$WORK/results/$1
   mkdir -p "$WORK/$1/node_modules/.vite-temp" "$WORK/$1/node_modules/.vite"
   # The unprivileged user owns the checkout it tests, as a contributor owns theirs: DSH's specs write temporary
   # folders inside the tree (typert's generated schemas, the SDK's relative-cwd probe, the session index).
   if [ ${#runner[@]} -gt 0 ]; then chown -R nobody:nogroup "$WORK/$1" "$WORK/results" "$WORK/home"; fi
+  (cd "$WORK/$1" && env HOME="$WORK/home" IS_SANDBOX=1 CI=true PATH="$DSH_PATH" DSH_COVERAGE_EXEMPT_HEAVY=1 "${runner[@]}" \
+    node_modules/.bin/vitest run --coverage --coverage.reportOnFailure --maxWorkers=2 \
+    --reporter=dot --reporter=json --outputFile.json="$out.json") > "$WORK/$1.tests.log" 2>&1 || true
   (cd "$WORK/$1" && env HOME="$WORK/home" IS_SANDBOX=1 CI=true PATH="$DSH_PATH" "${runner[@]}" \
-    node_modules/.bin/vitest run "${test_dirs[@]}" --reporter=dot --reporter=json --outputFile.json="$out") \
-    > "$WORK/$1.tests.log" 2>&1 || true
+    node_modules/.bin/vitest run "${exempt[@]}" --maxWorkers=2 \
+    --reporter=dot --reporter=json --outputFile.json="$out.exempt.json") > "$WORK/$1.exempt.log" 2>&1 || true
   # Back to the invoking user, so git (which refuses a repository another user owns) and series.sh work on it after.
   if [ ${#runner[@]} -gt 0 ]; then chown -R "$(id -u):$(id -g)" "$WORK/$1" "$WORK/results" "$WORK/home"; fi
-  [ -f "$out" ] || { tail -40 "$WORK/$1.tests.log"; die "vitest wrote no report in $1"; }
-  node -e 'const r = require(process.argv[1]); console.log(`${process.argv[2]}: ${r.numTotalTestSuites} suites, ${r.testResults.length} files: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`)' "$out" "$1"
+  [ -f "$out.json" ] || { tail -40 "$WORK/$1.tests.log"; die "vitest wrote no coverage-run report in $1"; }
+  [ -f "$out.exempt.json" ] || { tail -40 "$WORK/$1.exempt.log"; die "vitest wrote no report of the uninstrumented suites in $1"; }
+  summary "$out.json" "$1, instrumented (test:coverage)"
+  summary "$out.exempt.json" "$1, uninstrumented (test:coverage-exempt-heavy)"
 }
 for tree in "${trees[@]}"; do
-  step "tests of ${#test_dirs[@]} packages ($tree)"
-  timed "tests ($tree)" run_tests "$tree"
+  step "DSH's coverage lane on the whole monorepo ($tree)"
+  timed "coverage lane ($tree)" run_tests "$tree"
 done
 if $baseline; then
-  step 'unpatched vs patched, per package'
+  step 'unpatched vs patched: tests, per package'
   status=0
-  node "$here/compare-tests.mjs" "$WORK/dependents.json" "$WORK/results/unpatched.json" "$WORK/unpatched" "$WORK/results/patched.json" "$WORK/patched" || status=$?
-  check 'dependents: no new failure, no test lost, every new test passes' $status
+  node "$here/compare-tests.mjs" "$WORK/dependents.json" "$WORK/unpatched" "$WORK/results/unpatched.json,$WORK/results/unpatched.exempt.json" \
+    "$WORK/patched" "$WORK/results/patched.json,$WORK/results/patched.exempt.json" || status=$?
+  check 'whole-monorepo tests: no new failure, no test lost, every new test passes' $status
+  step 'unpatched vs patched: per-file coverage thresholds (100%)'
+  status=0
+  node "$here/compare-coverage.mjs" "$WORK/unpatched.tests.log" "$WORK/patched.tests.log" || status=$?
+  check 'per-file coverage: no file below the threshold that is not below it unpatched' $status
 else
-  status=$(node -e 'console.log(require(process.argv[1]).numFailedTests > 0 ? 1 : 0)' "$WORK/results/patched.json")
-  check 'dependents (patched only): no failing test' "$status"
+  status=$(node -e 'console.log(process.argv.slice(1).some(f => require(f).numFailedTests > 0) ? 1 : 0)' "$WORK/results/patched.json" "$WORK/results/patched.exempt.json")
+  check 'whole-monorepo tests (patched only): no failing test' "$status"
+  status=0
+  node "$here/compare-coverage.mjs" /dev/null "$WORK/patched.tests.log" || status=$?
+  check 'per-file coverage (patched only): no file below the threshold' $status
 fi
 
 # --- summary -------------------------------------------------------------------------------------------------------

@@ -1,25 +1,25 @@
 #!/usr/bin/env node
-// Side-by-side per-package results of two vitest JSON reports (the unpatched and the patched checkout), grouped by
-// the workspace package each test file belongs to. A test is identified by its package-relative file and full name.
+// Side-by-side per-package results of the vitest JSON reports of two checkouts (unpatched and patched; each side's
+// reports comma-separated, merged), grouped by the dependents' packages each test file belongs to, every other file
+// in one row. A test is identified by its checkout-relative file and full name.
 // Exit 0 when the patched run has no failure the unpatched run lacks, loses no test, and every test it adds passes.
-// Usage: compare-tests.mjs <dependents.json> <unpatched.json> <unpatched-root> <patched.json> <patched-root>
+// Usage: compare-tests.mjs <dependents.json> <unpatched-root> <unpatched.json>[,...] <patched-root> <patched.json>[,...]
 import { readFileSync } from 'node:fs'
 import { relative } from 'node:path'
 
-const [depsFile, baseFile, baseRoot, patchedFile, patchedRoot] = process.argv.slice(2)
-if (patchedRoot === undefined) {
-  console.error('usage: compare-tests.mjs <dependents.json> <unpatched.json> <unpatched-root> <patched.json> <patched-root>')
+const [depsFile, baseRoot, baseFiles, patchedRoot, patchedFiles] = process.argv.slice(2)
+if (patchedFiles === undefined) {
+  console.error('usage: compare-tests.mjs <dependents.json> <unpatched-root> <unpatched.json>[,...] <patched-root> <patched.json>[,...]')
   process.exit(2)
 }
 const dirs = JSON.parse(readFileSync(depsFile, 'utf8')).dependents.sort((a, b) => b.length - a.length)
 
 /** Map of test id -> { pkg, status } ('passed' | 'failed' | 'skipped'); a file that failed to run is one failed id. */
-function load(file, root) {
-  const report = JSON.parse(readFileSync(file, 'utf8'))
+function load(files, root) {
   const tests = new Map()
-  for (const result of report.testResults) {
+  for (const result of files.split(',').flatMap(file => JSON.parse(readFileSync(file, 'utf8')).testResults)) {
     const path = relative(root, result.name)
-    const pkg = dirs.find(dir => path.startsWith(`${dir}/`)) ?? '(other)'
+    const pkg = dirs.find(dir => path.startsWith(`${dir}/`)) ?? '(every other package)'
     if (result.assertionResults.length === 0 && result.status === 'failed') {
       tests.set(`${path} > (file)`, { pkg, status: 'failed' })
       continue
@@ -32,8 +32,8 @@ function load(file, root) {
   return tests
 }
 
-const base = load(baseFile, baseRoot)
-const patched = load(patchedFile, patchedRoot)
+const base = load(baseFiles, baseRoot)
+const patched = load(patchedFiles, patchedRoot)
 const count = (tests, pkg, status) => [...tests.values()].filter(t => t.pkg === pkg && t.status === status).length
 const packages = [...new Set([...base.values(), ...patched.values()].map(t => t.pkg))].sort()
 

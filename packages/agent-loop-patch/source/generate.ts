@@ -367,8 +367,13 @@ function render(tree: string, { target, statements }: Plan, home: Map<ts.Stateme
         ...values.length === 0 ? [] : [`import { ${values.join(', ')} } from '${specifier}'`],
       ]
     })
-  // A statement's JSDoc keeps no workspace module tag: the file's own doc names the DSH module.
-  const body = statements.map(({ statement }) => statement.getFullText().replace(/^\s*\n/, '').replace(/\s+$/, '').replace(/^ \* @module @dsh-seam\/\S+\n/m, ''))
+  // The file's own doc names the DSH module: a source module's JSDoc (the leading comment of its first statement when
+  // it imports nothing) is dropped, and a statement's JSDoc keeps no workspace module tag.
+  const body = statements.map(({ module, statement }) => {
+    const text = statement.getFullText()
+    return (module.doc === undefined ? text : text.replace(module.doc, ''))
+      .replace(/^\s*\n/, '').replace(/\s+$/, '').replace(/^ \* @module @dsh-seam\/\S+\n/m, '')
+  })
   return [
     ...doc === undefined ? [] : [doc],
     '',

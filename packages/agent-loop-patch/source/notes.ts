@@ -49,8 +49,13 @@ function offsets(node: Nodes): { start: number; end: number } {
 }
 
 const WIDE = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u303f\uff00-\uffef]/u
+/** Full-width punctuation, which takes no space on either side. */
+const WIDE_PUNCTUATION = /[\u3000-\u303f\uff00-\uffef]/u
 
-/** Join every prose paragraph onto one line; CJK text joins without the space a line break stood for. */
+/**
+ * Join every prose paragraph onto one line; CJK text, and full-width punctuation next to anything, joins without the
+ * space a line break stood for.
+ */
 export function unwrap(markdown: string): string {
   const edits: Edit[] = []
   visit(parse(markdown), (node, quoted) => {
@@ -62,7 +67,8 @@ export function unwrap(markdown: string): string {
     const joined = text.replace(marker, (_match: string, at: number) => {
       const before = text[at - 1] ?? ''
       const after = text[at + _match.length] ?? ''
-      return WIDE.test(before) && WIDE.test(after) ? '' : ' '
+      const tight = (WIDE.test(before) && WIDE.test(after)) || WIDE_PUNCTUATION.test(before) || WIDE_PUNCTUATION.test(after)
+      return tight ? '' : ' '
     })
     edits.push({ start, end, text: joined })
     return false

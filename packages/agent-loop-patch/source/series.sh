@@ -157,6 +157,8 @@ case "${1:-}" in
     [ -d "$2/node_modules" ] || die "$2 is not installed: catalogs needs the whole monorepo, installed (pnpm install)"
     [ -z "$(git -C "$2" status --porcelain)" ] || die "$2 has uncommitted changes"
     cd "$2"
+    # DSH's pinned pnpm checks the install before `pnpm run`; without CI it asks on a terminal the rebase does not have.
+    export CI=true
     status=0
     GIT_SEQUENCE_EDITOR="sed -i -E '/^pick [0-9a-f]+ docs: /a exec bash $here/series.sh catalogs-commit'" \
       git -c core.editor=true rebase -q -i --committer-date-is-author-date base || status=$?

@@ -60,6 +60,7 @@ describe('unwrap', () => {
   it('joins CJK lines without the space a line break stood for, and mixed lines with one', () => {
     expect(unwrap('第一行的文字\n第二行。\n')).toBe('第一行的文字第二行。\n')
     expect(unwrap('中文 `code`\nand English\n')).toBe('中文 `code` and English\n')
+    expect(unwrap('同一套规则，\n`dsh-compaction-basic` 也读取它们；\nstale 计数\n')).toBe('同一套规则，`dsh-compaction-basic` 也读取它们；stale 计数\n')
   })
 })
 

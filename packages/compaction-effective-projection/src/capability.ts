@@ -25,7 +25,7 @@ export function compactionSummary(ctx: Context): 'model' | 'reference' | undefin
  * Whether the `compaction` service visible from `ctx` judges pressure on the `agent/context` projection: true only
  * for this package's engine with `measure: 'projection'`, which loads only on a loop with the seam.
  * @param ctx - any context of the app, or of the realm whose compaction service is asked about.
- * @returns false for stock compaction, `measure: 'surface'`, or no compaction service.
+ * @returns false for the basic engine, `measure: 'surface'`, or no compaction service.
  */
 export function hasProjectionAwareCompaction(ctx: Context): boolean {
   const compaction = ctx.get('compaction') as { projectionAware?: unknown } | undefined

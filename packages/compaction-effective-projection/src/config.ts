@@ -12,13 +12,13 @@ import { BasicCompactionEngine } from '@deepseek-ai/dsh-compaction-basic'
 export type PressureMeasure =
   /** The request about to be sent, after `agent/context`: system, tools and the included nodes. */
   | 'projection'
-  /** The full surface before the step, as stock `dsh-compaction-basic` does. */
+  /** The full surface before the step, as the basic engine does. */
   | 'surface'
 
 /** What `measure` may be set to: a {@link PressureMeasure}, or `'auto'` for whichever the running loop can serve. */
 export type MeasureSetting =
   | PressureMeasure
-  /** `'projection'` on a loop with the `agent/context` seam, `'surface'` on a stock one (a DSH bundle's default). */
+  /** `'projection'` on a loop with the `agent/context` seam, `'surface'` on a loop without it (a DSH bundle's default). */
   | 'auto'
 
 /** Whether pressure compacts at all. */

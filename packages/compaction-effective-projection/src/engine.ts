@@ -64,12 +64,12 @@ function spanOf(session: Session, messages: SummarizationInput['messages']): { s
 }
 
 /**
- * A `BasicCompactionEngine` whose step pressure, for agents with an `agent/context` listener, is the price of the
- * request about to be sent: system, tools and the nodes the projection includes, priced by `ctx.tokenMeter` and
- * calibrated by the provider usage of the request that usage answered. It judges the host's final, normalized
- * selection (`agent/context-selected`: after the whole waterfall, whatever order listeners were registered in) and
- * compacts only spans that request sends, so the host re-projects the replaced surface before building the request.
- * Agents without such a listener, and `measure: 'surface'`, get the basic engine unchanged.
+ * A `BasicCompactionEngine` whose step pressure is the price of the request about to be sent: system, tools and the
+ * nodes the projection includes, priced by `ctx.tokenMeter` and calibrated by the provider usage of the request that
+ * usage answered. It judges the host's final, normalized selection of every request (`agent/context-selected`: after
+ * the whole waterfall, whatever order listeners were registered in; with no selecting listener, every node and the
+ * step's input) and compacts only spans that request sends, never a required node, so the host re-projects the
+ * replaced surface before building the request. `measure: 'surface'` is the basic engine unchanged.
  */
 export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   static override inject = [...BasicCompactionEngine.inject, 'agentLoop']
@@ -136,8 +136,8 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
 
   /**
    * Let a plugin of `agent` say how that agent fetches a compacted span, for the `summary: 'reference'` text of its
-   * compactions when the engine's own `referenceHint` is empty (AgentTavern offers `TAVERN_REFERENCE_HINT`, which
-   * names its history tools). The newest offer still in force is used.
+   * compactions when the engine's own `referenceHint` is empty (a plugin whose tools read history names them). The
+   * newest offer still in force is used.
    * @param agent - the agent whose compactions the hint is for.
    * @param hint - the hint; `{start}` and `{end}` become the span's seqs.
    * @returns a function withdrawing the offer (the plugin's dispose).

@@ -29,7 +29,10 @@ export interface ProjectedRegionInput {
   readonly nodes: readonly PricedNode[]
   /** Seqs the request sends. */
   readonly sent: ReadonlySet<number>
-  /** Seqs the host always sends for this request (this step's user input, the open tool unit, the tail). */
+  /**
+   * Seqs the host always sends for this request (the turn's input, runtime-context snapshots, the open tool unit, the
+   * tail); they are never compacted.
+   */
   readonly required: ReadonlySet<number>
   /** Minimum priced tail of sent nodes kept verbatim; 0 keeps only the newest sent node. */
   readonly retainTokens: number
@@ -49,34 +52,32 @@ export interface ProjectedRange {
 
 /**
  * Choose the span of sent nodes to compact for one request. The kept tail is the newest sent nodes up to
- * `retainTokens`, extended back to the first required node and then to a balanced cut (DSH's retained-tail and
- * tool-pair rules). Before that cut, each maximal run of consecutive sent surface nodes is trimmed to balanced edges;
- * the run with the most tokens wins, the oldest on a tie. A span therefore never contains a node the request leaves
- * out, a required node, or half of a tool-call unit, and there is none when the kept tail reaches the first sent node
- * (the request's node 0).
+ * `retainTokens`, extended back to a balanced cut (DSH's retained-tail and tool-pair rules). Before that cut, the
+ * required nodes stay verbatim and split the sent nodes into runs; each maximal run of consecutive sent, non-required
+ * surface nodes is trimmed to balanced edges, and the run with the most tokens wins, the oldest on a tie. A span
+ * therefore never contains a node the request leaves out, a required node, or half of a tool-call unit: the open
+ * turn's input and a runtime-context snapshot that has not changed stay, and the history between them is compacted.
  * @param input - priced surface, sent and required seqs, retention and cut balance.
- * @returns the span to compact, or `null` when no sent node lies before the kept tail.
+ * @returns the span to compact, or `null` when no sent, non-required node lies before the kept tail.
  */
 export function selectProjectedRange(input: ProjectedRegionInput): ProjectedRange | null {
   const { nodes, sent, required, retainTokens, balanced } = input
-  const isSent = nodes.map(node => sent.has(node.seq))
   let keep = nodes.length
   let kept = 0
   for (let i = nodes.length - 1; i >= 0; i--) {
-    if (!isSent[i]) continue
+    if (!sent.has((nodes[i] as PricedNode).seq)) continue
     kept += (nodes[i] as PricedNode).tokens
     keep = i
     if (kept >= retainTokens) break
   }
-  const firstRequired = nodes.findIndex(node => required.has(node.seq))
-  if (firstRequired !== -1 && firstRequired < keep) keep = firstRequired
   while (keep > 0 && !balanced(keep)) keep--
 
+  const compactable = nodes.map(node => sent.has(node.seq) && !required.has(node.seq))
   let best: { first: number; last: number; tokens: number } | undefined
   for (let runStart = 0; runStart < keep; runStart++) {
-    if (!isSent[runStart]) continue
+    if (!compactable[runStart]) continue
     let runEnd = runStart
-    while (runEnd + 1 < keep && isSent[runEnd + 1]) runEnd++
+    while (runEnd + 1 < keep && compactable[runEnd + 1]) runEnd++
     let first = runStart
     while (first <= runEnd && !balanced(first)) first++
     let last = runEnd

@@ -11,7 +11,7 @@ describe('resolveProjectionConfig', () => {
     expect(() => resolveProjectionConfig({ summary: 'llm' as never })).toThrow('ProjectionCompactionConfig: summary ("llm") must be one of "model", "reference"')
   })
 
-  it('resolves measure: auto by the seam: projection on a loop with it, surface on a stock one', () => {
+  it('resolves measure: auto by the seam: projection on a loop with it, surface on a loop without it', () => {
     expect(resolveProjectionConfig({ measure: 'auto' }, () => true).policy.measure).toBe('projection')
     expect(resolveProjectionConfig({ measure: 'auto' }, () => false).policy.measure).toBe('surface')
     expect(resolveProjectionConfig({ measure: 'projection' }, () => false).policy.measure).toBe('projection')

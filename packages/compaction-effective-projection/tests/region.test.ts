@@ -48,7 +48,7 @@ const inputArb = surfaceArb.chain(surface => fc.record({
 }))
 
 /** DSH's `selectCompactableRange` rule (compaction-basic region.ts): head-anchored, priced tail, balanced cut. */
-function stockRange(nodes: readonly PricedNode[], cuts: readonly boolean[], retainTokens: number): { start: number; end: number } | null {
+function headAnchoredRange(nodes: readonly PricedNode[], cuts: readonly boolean[], retainTokens: number): { start: number; end: number } | null {
   let accumulated = 0
   let keep = nodes.length
   for (let i = nodes.length - 1; i >= 0; i--) {
@@ -88,21 +88,28 @@ describe('selectProjectedRange', () => {
         retainTokens,
         balanced: cut => surface.cuts[cut] as boolean,
       })
-      const stock = stockRange(surface.nodes, surface.cuts, retainTokens)
-      expect(range === null ? null : { start: range.start, end: range.end }).toEqual(stock)
+      const basic = headAnchoredRange(surface.nodes, surface.cuts, retainTokens)
+      expect(range === null ? null : { start: range.start, end: range.end }).toEqual(basic)
     }))
   })
 
-  it('finds nothing when the kept tail reaches the first sent node', () => {
+  it('finds nothing when the kept tail reaches the first sent node, or every sent node is required', () => {
     fc.assert(fc.property(inputArb, ({ surface, input }) => {
       const sentTokens = surface.nodes.filter(node => input.sent.has(node.seq)).reduce((sum, node) => sum + node.tokens, 0)
-      const firstSent = surface.nodes.find(node => input.sent.has(node.seq))
-      if (firstSent === undefined || sentTokens <= input.retainTokens) expect(selectProjectedRange(input)).toBeNull()
-      if (firstSent !== undefined && input.required.has(firstSent.seq)) expect(selectProjectedRange(input)).toBeNull()
+      const compactable = surface.nodes.filter(node => input.sent.has(node.seq) && !input.required.has(node.seq))
+      if (sentTokens <= input.retainTokens || compactable.length === 0) expect(selectProjectedRange(input)).toBeNull()
     }))
   })
 
   const plain = (seqs: number[], tokens: number[]): PricedNode[] => seqs.map((seq, i) => ({ seq, tokens: tokens[i] as number }))
+
+  it('compacts the history between required nodes: the open turn\'s input and an unchanged snapshot stay', () => {
+    // 1 the turn's input | 2 runtime-context snapshot | 3 call, 4 result | 5 call, 6 result | 7 call, 8 result (open)
+    const nodes = plain([1, 2, 3, 4, 5, 6, 7, 8], [50, 50, 300, 300, 300, 300, 100, 100])
+    const balanced = (cut: number): boolean => [0, 1, 2, 4, 6, 8].includes(cut)
+    const range = selectProjectedRange({ nodes, sent: new Set([1, 2, 3, 4, 5, 6, 7, 8]), required: new Set([1, 2, 7, 8]), retainTokens: 150, balanced })
+    expect(range).toEqual({ start: 3, end: 6, tokens: 1200 })
+  })
 
   it('picks the sent run with the most tokens, not a small pinned head', () => {
     const nodes = plain([1, 2, 3, 4, 5, 6, 7], [10, 300, 300, 200, 200, 200, 50])

@@ -243,8 +243,8 @@ export class NodeIndex {
 
   /**
    * Close a selection under the host's rules: every chosen unit member brings its whole unit, and when the first chosen
-   * node is not user input, the nearest user input before it is chosen (a request that stock DSH opens with a user
-   * message opens with one). Costs what is chosen, not the surface.
+   * node is not user input, the nearest user input before it is chosen (a request the loop opens with a user message
+   * without a listener opens with one under any selection). Costs what is chosen, not the surface.
    * @param chosen - positions, in any order, with repeats.
    * @returns the closed positions, ascending, without repeats.
    */

@@ -19,7 +19,7 @@ export interface NormalizedProjection {
   readonly revision?: string
   /** How many listener seqs named nodes a compaction replaced (resolved to their replacement or dropped). */
   readonly stale: number
-  /** Whether every node is included: the request equals the stock request and nothing is logged. */
+  /** Whether every node is included: the request equals the one built with no listener and nothing is logged. */
   readonly isDefault: boolean
 }
 

@@ -46,8 +46,9 @@ export function opensRequest(chunk: ChunkEvent, previous: SessionEvent | undefin
 }
 
 /**
- * Rebuild the requests a session's log records while the log grows: {@link replayRequests}, one event at a time.
- * A consumer following a live session keeps one and feeds it the events appended since the last call.
+ * Rebuild the requests a session's log records while the log grows, one event at a time: the surface, the request
+ * header and the pending `request/projection` advance together. A consumer following a live session keeps one and
+ * feeds it the events appended since the last call.
  */
 export class RequestReplay {
   private readonly surface = new SurfaceFold()
