@@ -374,12 +374,10 @@ function render(tree: string, { target, statements }: Plan, home: Map<ts.Stateme
     return (module.doc === undefined ? text : text.replace(module.doc, ''))
       .replace(/^\s*\n/, '').replace(/\s+$/, '').replace(/^ \* @module @dsh-seam\/\S+\n/m, '')
   })
+  const head = [...lines, ...bare]
   return [
-    ...doc === undefined ? [] : [doc],
-    '',
-    ...lines,
-    ...bare,
-    '',
+    ...doc === undefined ? [] : [doc, ''],
+    ...head.length === 0 ? [] : [...head, ''],
     body.join('\n\n'),
     '',
   ].join('\n')

@@ -18,7 +18,7 @@ export type PressureMeasure =
 /** What `measure` may be set to: a {@link PressureMeasure}, or `'auto'` for whichever the running loop can serve. */
 export type MeasureSetting =
   | PressureMeasure
-  /** `'projection'` on a loop with the `agent/context` seam, `'surface'` on a loop without it (a DSH bundle's default). */
+  /** `'projection'` on a loop with the `agent/context` seam, `'surface'` on a loop without it. */
   | 'auto'
 
 /** Whether pressure compacts at all. */
