@@ -48,7 +48,11 @@ const inputArb = surfaceArb.chain(surface => fc.record({
 }))
 
 /** DSH's `selectCompactableRange` rule (compaction-basic region.ts): head-anchored, priced tail, balanced cut. */
-function headAnchoredRange(nodes: readonly PricedNode[], cuts: readonly boolean[], retainTokens: number): { start: number; end: number } | null {
+function headAnchoredRange(
+  nodes: readonly PricedNode[],
+  cuts: readonly boolean[],
+  retainTokens: number,
+): { start: number; end: number } | null {
   let accumulated = 0
   let keep = nodes.length
   for (let i = nodes.length - 1; i >= 0; i--) {
@@ -107,7 +111,8 @@ describe('selectProjectedRange', () => {
     // 1 the turn's input | 2 runtime-context snapshot | 3 call, 4 result | 5 call, 6 result | 7 call, 8 result (open)
     const nodes = plain([1, 2, 3, 4, 5, 6, 7, 8], [50, 50, 300, 300, 300, 300, 100, 100])
     const balanced = (cut: number): boolean => [0, 1, 2, 4, 6, 8].includes(cut)
-    const range = selectProjectedRange({ nodes, sent: new Set([1, 2, 3, 4, 5, 6, 7, 8]), required: new Set([1, 2, 7, 8]), retainTokens: 150, balanced })
+    const sent = new Set([1, 2, 3, 4, 5, 6, 7, 8])
+    const range = selectProjectedRange({ nodes, sent, required: new Set([1, 2, 7, 8]), retainTokens: 150, balanced })
     expect(range).toEqual({ start: 3, end: 6, tokens: 1200 })
   })
 
