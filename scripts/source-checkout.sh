@@ -196,18 +196,22 @@ mkdir -p "$WORK/results" "$WORK/home"
 summary() { # report, label
   node -e 'const r = require(process.argv[1]); console.log(`${process.argv[2]}: ${r.testResults.length} files: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`)' "$1" "$2"
 }
+vitest_in() { # tree report log [env=value...] -- [vitest args...]: one vitest run as the runner, with a JSON report
+  local tree=$1 report=$2 log=$3 vars=()
+  shift 3
+  while [ "$1" != -- ]; do vars+=("$1"); shift; done
+  shift
+  (cd "$WORK/$tree" && env HOME="$WORK/home" IS_SANDBOX=1 CI=true PATH="$DSH_PATH" "${vars[@]}" "${runner[@]}" \
+    node_modules/.bin/vitest run "$@" --maxWorkers=2 --reporter=dot --reporter=json --outputFile.json="$report") > "$log" 2>&1 || true
+}
 run_tests() { # tree: check:ci:coverage's two runs, each with a JSON report (and coverage reported even when a test fails)
   local out=$WORK/results/$1
   mkdir -p "$WORK/$1/node_modules/.vite-temp" "$WORK/$1/node_modules/.vite"
   # The unprivileged user owns the checkout it tests, as a contributor owns theirs: DSH's specs write temporary
   # folders inside the tree (typert's generated schemas, the SDK's relative-cwd probe, the session index).
   if [ ${#runner[@]} -gt 0 ]; then chown -R nobody:nogroup "$WORK/$1" "$WORK/results" "$WORK/home"; fi
-  (cd "$WORK/$1" && env HOME="$WORK/home" IS_SANDBOX=1 CI=true PATH="$DSH_PATH" DSH_COVERAGE_EXEMPT_HEAVY=1 "${runner[@]}" \
-    node_modules/.bin/vitest run --coverage --coverage.reportOnFailure --maxWorkers=2 \
-    --reporter=dot --reporter=json --outputFile.json="$out.json") > "$WORK/$1.tests.log" 2>&1 || true
-  (cd "$WORK/$1" && env HOME="$WORK/home" IS_SANDBOX=1 CI=true PATH="$DSH_PATH" "${runner[@]}" \
-    node_modules/.bin/vitest run "${exempt[@]}" --maxWorkers=2 \
-    --reporter=dot --reporter=json --outputFile.json="$out.exempt.json") > "$WORK/$1.exempt.log" 2>&1 || true
+  vitest_in "$1" "$out.json" "$WORK/$1.tests.log" DSH_COVERAGE_EXEMPT_HEAVY=1 -- --coverage --coverage.reportOnFailure
+  vitest_in "$1" "$out.exempt.json" "$WORK/$1.exempt.log" -- "${exempt[@]}"
   # Back to the invoking user, so git (which refuses a repository another user owns) and series.sh work on it after.
   if [ ${#runner[@]} -gt 0 ]; then chown -R "$(id -u):$(id -g)" "$WORK/$1" "$WORK/results" "$WORK/home"; fi
   [ -f "$out.json" ] || { tail -40 "$WORK/$1.tests.log"; die "vitest wrote no coverage-run report in $1"; }

@@ -87,7 +87,6 @@ export const TARGETS: readonly Target[] = [
 
 /** Workspace modules the series replaces with a hand-written module of the same exports, per importing DSH package. */
 export const BOUND: Record<string, Record<string, string>> = {
-  [`${HOST}/capability.ts`]: { '@deepseek-ai/dsh-compaction-basic': `${BASIC}/src/projection-seam.ts` },
   [`${COMPACTION}/src/basic.ts`]: { '@deepseek-ai/dsh-compaction-basic': `${BASIC}/src/config.ts` },
 }
 

@@ -42,8 +42,6 @@ interface Offer {
   everything: () => ContextSelection
   /** Whether {@link Offer.everything} made `selection`. */
   isEverything: (selection: unknown) => boolean
-  /** The session's log, read when a selected seq is stale. */
-  events: () => readonly SessionEvent[]
 }
 
 /** Per session: the nodes last offered, their index, where their derivation stopped, and the open turn. */
@@ -97,7 +95,6 @@ function offer(session: Session): Offer {
     requiredSeqs: Object.freeze(index.required().map(at => index.seqs[at] as number)),
     everything: () => everything ??= Object.freeze({ include: Object.freeze(index.seqs.slice(0, nodes.length)) }),
     isEverything: selection => everything !== undefined && selection === everything,
-    events: () => session.events,
   }
 }
 
@@ -146,7 +143,7 @@ async function pass(
   if (moved(session, current)) return { moved: current, selection }
   const projection = current.isEverything(selection)
     ? undefined
-    : normalizeOffer(String(agent.id), current.events, current.index, current.requiredSeqs, selection)
+    : normalizeOffer(String(agent.id), () => session.events, current.index, current.requiredSeqs, selection)
   const include = projection?.include ?? current.everything().include
   await dispatch.serial('agent/context-selected', { ...request, nodes: current.nodes, requiredSeqs: current.requiredSeqs, include, final })
   request.signal.throwIfAborted()
@@ -184,7 +181,7 @@ export async function projectRequestMessages(
   const pending = (): boolean => pendingProjectionOf(session.seq, sessionEventAt(session)) !== undefined
   if ((projection === undefined || projection.isDefault) && !pending()) return session.deriveMessages()
   const { index } = current
-  const normalized = projection ?? normalizeOffer(String(agent.id), current.events, index, current.requiredSeqs, current.everything())
+  const normalized = projection ?? normalizeOffer(String(agent.id), () => session.events, index, current.requiredSeqs, current.everything())
   const data: RequestProjection = {
     turn: request.turn,
     step: request.step,

@@ -1,13 +1,12 @@
 /**
- * Runtime capability flag of projection-aware compaction.
+ * What a plugin may ask of the `compaction` service it sees: whether it judges projections, how it summarizes, and a
+ * reference hint for its compactions. Each reads the service's `policy`, so any other compaction service answers as
+ * the basic engine.
  * @module @dsh-seam/compaction-effective-projection/capability
  */
 
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-
-/** The value the `compaction` service reports as `projectionAware` when it judges pressure on projected requests. */
-export const PROJECTION_AWARE_COMPACTION = 1
 
 /**
  * What the `compaction` service visible from `ctx` replaces a compacted span with.
@@ -23,13 +22,13 @@ export function compactionSummary(ctx: Context): 'model' | 'reference' | undefin
 
 /**
  * Whether the `compaction` service visible from `ctx` judges pressure on the `agent/context` projection: true only
- * for this package's engine with `measure: 'projection'`, which loads only on a loop with the seam.
+ * for this package's engine with `measure: 'projection'`.
  * @param ctx - any context of the app, or of the realm whose compaction service is asked about.
  * @returns false for the basic engine, `measure: 'surface'`, or no compaction service.
  */
 export function hasProjectionAwareCompaction(ctx: Context): boolean {
-  const compaction = ctx.get('compaction') as { projectionAware?: unknown } | undefined
-  return compaction?.projectionAware === PROJECTION_AWARE_COMPACTION
+  const compaction = ctx.get('compaction') as { policy?: { measure?: unknown } } | undefined
+  return compaction?.policy?.measure === 'projection'
 }
 
 /**

@@ -15,12 +15,6 @@ export type PressureMeasure =
   /** The full surface before the step, as the basic engine does. */
   | 'surface'
 
-/** What `measure` may be set to: a {@link PressureMeasure}, or `'auto'` for whichever the running loop can serve. */
-export type MeasureSetting =
-  | PressureMeasure
-  /** `'projection'` on a loop with the `agent/context` seam, `'surface'` on a loop without it. */
-  | 'auto'
-
 /** Whether pressure compacts at all. */
 export type PressurePolicy =
   /** Pressure over the threshold compacts. */
@@ -38,7 +32,7 @@ export type SummaryKind =
 /** Plugin config: every `BasicCompactionConfig` key, plus `measure`, `pressure`, `summary` and `referenceHint`. */
 export interface ProjectionCompactionConfig extends BasicCompactionConfig {
   /** Defaults to `'projection'`. */
-  measure?: MeasureSetting
+  measure?: PressureMeasure
   /** Defaults to `'auto'`. */
   pressure?: PressurePolicy
   /** Defaults to `'model'`. */
@@ -59,8 +53,8 @@ export interface ProjectionPolicy {
 export const ProjectionCompactionConfig: z<ProjectionCompactionConfig> = z.intersect([
   BasicCompactionEngine.Config,
   z.object({
-    measure: z.union(['projection', 'surface', 'auto'] as const)
-      .description('Measure step pressure on the projected request (projection), on the full surface (surface), or on the projection where the loop has the agent/context seam and on the surface elsewhere (auto).'),
+    measure: z.union(['projection', 'surface'] as const)
+      .description('Measure step pressure on the projected request (projection) or on the full surface (surface).'),
     pressure: z.union(['auto', 'overflow-only'] as const)
       .description('Compact on pressure (auto), or only after a provider context overflow (overflow-only).'),
     summary: z.union(['model', 'reference'] as const)
@@ -69,7 +63,7 @@ export const ProjectionCompactionConfig: z<ProjectionCompactionConfig> = z.inter
   }),
 ])
 
-/** A `measure`, `pressure`, `summary` or `referenceHint` value that is not allowed, or that the running loop cannot serve. */
+/** A `measure`, `pressure`, `summary` or `referenceHint` value that is not allowed. */
 export class ProjectionCompactionConfigError extends Error {
   override readonly name = 'ProjectionCompactionConfigError'
 
@@ -83,7 +77,7 @@ export class ProjectionCompactionConfigError extends Error {
   }
 }
 
-const MEASURES: readonly MeasureSetting[] = ['projection', 'surface', 'auto']
+const MEASURES: readonly PressureMeasure[] = ['projection', 'surface']
 const POLICIES: readonly PressurePolicy[] = ['auto', 'overflow-only']
 const SUMMARIES: readonly SummaryKind[] = ['model', 'reference']
 
@@ -98,19 +92,14 @@ function oneOf<T extends string>(key: keyof ProjectionPolicy, value: unknown, al
  * Split a plugin config into this package's policy, with its defaults applied, and the config the basic engine
  * validates.
  * @param config - the plugin config.
- * @param seam - whether the running loop has the `agent/context` seam; asked only for `measure: 'auto'`.
- * @returns the policy (`measure: 'auto'` resolved) and the remaining `BasicCompactionConfig`.
+ * @returns the policy and the remaining `BasicCompactionConfig`.
  * @throws {ProjectionCompactionConfigError} when `measure`, `pressure` or `summary` is not an allowed value.
  */
-export function resolveProjectionConfig(
-  config: ProjectionCompactionConfig,
-  seam: () => boolean = () => true,
-): { policy: ProjectionPolicy; basic: BasicCompactionConfig } {
+export function resolveProjectionConfig(config: ProjectionCompactionConfig): { policy: ProjectionPolicy; basic: BasicCompactionConfig } {
   const { measure = 'projection', pressure = 'auto', summary = 'model', referenceHint = '', ...basic } = config
   if (typeof referenceHint !== 'string') throw new ProjectionCompactionConfigError('referenceHint', referenceHint, 'must be a string')
-  const setting = oneOf('measure', measure, MEASURES)
   return {
-    policy: { measure: setting === 'auto' ? (seam() ? 'projection' : 'surface') : setting, pressure: oneOf('pressure', pressure, POLICIES), summary: oneOf('summary', summary, SUMMARIES), referenceHint },
+    policy: { measure: oneOf('measure', measure, MEASURES), pressure: oneOf('pressure', pressure, POLICIES), summary: oneOf('summary', summary, SUMMARIES), referenceHint },
     basic,
   }
 }

@@ -9,6 +9,7 @@ import type { CompactionResult, CompactionTrigger } from '@deepseek-ai/dsh-compa
 import { toolPairingBalancedAfter, toolPairingBalancedBefore } from '@deepseek-ai/dsh-compaction'
 import type { ResolvedCompactSpec } from '@deepseek-ai/dsh-compaction-basic'
 import { BasicCompactionEngine } from '@deepseek-ai/dsh-compaction-basic'
+import type { PrunedEntry } from '@deepseek-ai/dsh-compaction-tool-result-pruner'
 import { assertNever } from '@deepseek-ai/dsh-llm'
 import type { LlmCallConfig } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
@@ -20,16 +21,14 @@ import {
   pendingRequiredSeqs,
   sessionEventAt,
 } from '@dsh-seam/agent-context'
-import { hasAgentContextSeam } from '@dsh-seam/agent-loop-patch'
 // Type-only: the `ctx.tokenMeter` Context declaration.
 import type {} from '@deepseek-ai/dsh-token-meter'
 import { resolveCompactSpec, resolveTargetPolicy, TargetPressureConfigError } from './basic.ts'
 import { calibrationFactor, requestEnvelope, UsageCalibration } from './calibration.ts'
-import { PROJECTION_AWARE_COMPACTION } from './capability.ts'
 import type { ProjectionPolicy } from './config.ts'
-import { ProjectionCompactionConfig, ProjectionCompactionConfigError, resolveProjectionConfig } from './config.ts'
+import { ProjectionCompactionConfig, resolveProjectionConfig } from './config.ts'
 import type { ProjectedRange } from './region.ts'
-import { referenceText, selectProjectedRange, sentAfterReplacement } from './region.ts'
+import { referenceText, selectProjectedRange, sentAfterPrune, sentAfterReplacement } from './region.ts'
 
 /** What `agent/context-selected` shows: the request about to be sent, as the host will send it. */
 type SelectedContext = Parameters<Events['agent/context-selected']>[0]
@@ -72,12 +71,9 @@ function spanOf(session: Session, messages: SummarizationInput['messages']): { s
  * replaced surface before building the request. `measure: 'surface'` is the basic engine unchanged.
  */
 export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
-  static override inject = [...BasicCompactionEngine.inject, 'agentLoop']
   static override Config = ProjectionCompactionConfig
 
-  /** {@link PROJECTION_AWARE_COMPACTION} when pressure is measured on projections, else 0. */
-  readonly projectionAware: typeof PROJECTION_AWARE_COMPACTION | 0
-  /** The resolved `measure` and `pressure`. */
+  /** The resolved `measure`, `pressure`, `summary` and `referenceHint`. */
   readonly policy: ProjectionPolicy
 
   private readonly calibrations = new WeakMap<Session, UsageCalibration>()
@@ -89,20 +85,14 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
 
   /**
    * @param ctx - the plugin context.
-   * @param config - `BasicCompactionConfig` plus `measure` and `pressure`.
-   * @throws {ProjectionCompactionConfigError} for an invalid `measure` or `pressure`, or `measure: 'projection'` on a
-   * loop without the `agent/context` seam.
+   * @param config - `BasicCompactionConfig` plus `measure`, `pressure`, `summary` and `referenceHint`.
+   * @throws {ProjectionCompactionConfigError} for a value of those four that is not allowed.
    */
   constructor(ctx: Context, config: ProjectionCompactionConfig = {}) {
-    const { policy, basic } = resolveProjectionConfig(config, () => hasAgentContextSeam(ctx))
-    /* v8 ignore next 3 -- only a loop without the agent/context seam reaches it; DSH's loop has the seam */
-    if (policy.measure === 'projection' && !hasAgentContextSeam(ctx)) {
-      throw new ProjectionCompactionConfigError('measure', policy.measure, 'needs the agent/context seam (a dsh-session that knows request/projection); use "surface" or "auto" on a loop without it')
-    }
+    const { policy, basic } = resolveProjectionConfig(config)
     super(ctx, basic)
     this.policy = policy
-    this.projectionAware = policy.measure === 'projection' ? PROJECTION_AWARE_COMPACTION : 0
-    if (this.config.auto && this.projectionAware === PROJECTION_AWARE_COMPACTION && policy.pressure === 'auto') {
+    if (this.config.auto && policy.measure === 'projection' && policy.pressure === 'auto') {
       ctx.on('agent/context-selected', selection => this.judge(selection))
     }
   }
@@ -119,10 +109,10 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   override async compactIfNeeded(agent: Agent, trigger: CompactionTrigger, signal: AbortSignal): Promise<CompactionResult | null> {
     switch (trigger) {
       case 'pressure':
-        if (this.policy.pressure === 'overflow-only' || this.projectionAware === PROJECTION_AWARE_COMPACTION) return null
+        if (this.policy.pressure === 'overflow-only' || this.policy.measure === 'projection') return null
         break
       case 'context-overflow':
-        if (this.projectionAware === PROJECTION_AWARE_COMPACTION) {
+        if (this.policy.measure === 'projection') {
           const relieved = await this.relieveProjectedOverflow(agent, signal)
           if (relieved !== undefined) return relieved
         }
@@ -210,7 +200,13 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     if (recompute) {
       throw new Error(`the re-projected request is still above threshold after compaction (${tokens} calibrated tokens >= threshold ${spec.thresholdTokens})`)
     }
-    const required = new Set(payload.requiredSeqs)
+    const pruned = this.prune(session)
+    const required = sentAfterPrune(new Set(payload.requiredSeqs), pruned)
+    if (pruned.length > 0) {
+      sent = sentAfterPrune(sent, pruned)
+      tokens = pressure()
+      if (tokens < spec.thresholdTokens) return
+    }
     for (let attempt = 0; attempt <= spec.compactionRetries; attempt++) {
       const range = this.projectedRange(session, sent, required, spec.retainTokens)
       if (range === null) {
@@ -233,17 +229,26 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const { session } = agent
     const { request } = this.follow(session)
     if (request?.projection === undefined || request.generation !== session.surface.replaceGeneration) return undefined
-    const nodes = contextNodes(session.surface.nodes, sessionEventAt(session))
-    const index = NodeIndex.forSession(nodes, session)
+    const index = NodeIndex.forSession(contextNodes(session.surface.nodes, sessionEventAt(session)), session)
     const checked = checkProjection(index, request.projection.include)
     /* v8 ignore next -- at the same generation the request's projection was normalized against this surface */
     if ('violation' in checked) return undefined
-    const sent = new Set(checked.included.map(at => index.seqs[at] as number))
-    const range = this.projectedRange(session, sent, new Set(pendingRequiredSeqs(nodes, session)), 0)
+    const sent = sentAfterPrune(new Set(checked.included.map(at => index.seqs[at] as number)), this.prune(session))
+    const required = new Set(pendingRequiredSeqs(contextNodes(session.surface.nodes, sessionEventAt(session)), session))
+    const range = this.projectedRange(session, sent, required, 0)
     if (range === null) return null
     const result = await this.compactRegion(range.start, range.end, agent, signal)
     this.ctx.logger.info(`compaction (projected context overflow): shadowed ${result.shadowedSeqs.length} sent surface nodes (seqs ${range.start}-${range.end}, ~${result.shadowedTokenCount} tokens)`)
     return result
+  }
+
+  /**
+   * The basic engine's optional model-free pass, run where it runs: once pressure qualifies, and before the span of an
+   * overflow is chosen. It rewrites every oversized tool result of the surface, sent or not.
+   * @returns the replacements, none without a `toolResultPruner` service.
+   */
+  private prune(session: Session): readonly PrunedEntry[] {
+    return this.ctx.get('toolResultPruner')?.pruneSession(session).pruned ?? []
   }
 
   private async pressureSpec(agent: Agent, signal: AbortSignal): Promise<ResolvedCompactSpec | undefined> {

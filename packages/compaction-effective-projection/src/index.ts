@@ -5,10 +5,11 @@
  */
 
 /** @public the cordis plugin entry (`name: '@dsh-seam/compaction-effective-projection'` in presets and `--patch`). */
-export { ProjectionAwareCompactionEngine as default } from './engine.ts'
-export { ProjectionAwareCompactionEngine } from './engine.ts'
+export { ProjectionAwareCompactionPlugin as default, ProjectionAwareCompactionPlugin as ProjectionAwareCompactionEngine } from './plugin.ts'
 export { compactionSummary, hasProjectionAwareCompaction, offerReferenceHint } from './capability.ts'
-export { ProjectionCompactionConfig, ProjectionCompactionConfigError } from './config.ts'
-export type { MeasureSetting, PressureMeasure, PressurePolicy, ProjectionPolicy, SummaryKind } from './config.ts'
+export { ProjectionCompactionConfigError } from './config.ts'
+export type { PressureMeasure, PressurePolicy, ProjectionPolicy, SummaryKind } from './config.ts'
+export { ProjectionCompactionSettings as ProjectionCompactionConfig } from './plugin.ts'
+export type { MeasureSetting } from './plugin.ts'
 export { calibrationFactor, priceRequest, promptTokens, requestEnvelope, UsageCalibration } from './calibration.ts'
 export type { CalibrationSample, RequestPricer } from './calibration.ts'

@@ -108,3 +108,17 @@ export function sentAfterReplacement(sent: ReadonlySet<number>, shadowed: readon
   next.add(replacement)
   return next
 }
+
+/**
+ * The nodes a request sends after a tool-result prune: a pruned result's replacement where the original was sent.
+ * @param sent - the seqs the request sends (or requires).
+ * @param pruned - the prune's replacements.
+ * @returns the seqs it sends after the prune.
+ */
+export function sentAfterPrune(sent: ReadonlySet<number>, pruned: readonly { readonly originalSeq: number; readonly replacementSeq: number }[]): Set<number> {
+  const next = new Set(sent)
+  for (const { originalSeq, replacementSeq } of pruned) {
+    if (next.delete(originalSeq)) next.add(replacementSeq)
+  }
+  return next
+}

@@ -11,16 +11,9 @@ describe('resolveProjectionConfig', () => {
     expect(() => resolveProjectionConfig({ summary: 'llm' as never })).toThrow('ProjectionCompactionConfig: summary ("llm") must be one of "model", "reference"')
   })
 
-  it('resolves measure: auto by the seam: projection on a loop with it, surface on a loop without it', () => {
-    expect(resolveProjectionConfig({ measure: 'auto' }, () => true).policy.measure).toBe('projection')
-    expect(resolveProjectionConfig({ measure: 'auto' }, () => false).policy.measure).toBe('surface')
-    expect(resolveProjectionConfig({ measure: 'projection' }, () => false).policy.measure).toBe('projection')
-    expect(ProjectionCompactionConfig({ measure: 'auto' })).toMatchObject({ measure: 'auto' })
-  })
-
   it('rejects a measure or pressure it does not know, naming the key and the value', () => {
     expect(() => resolveProjectionConfig({ measure: 'request' as never })).toThrow(ProjectionCompactionConfigError)
-    expect(() => resolveProjectionConfig({ measure: 'request' as never })).toThrow('ProjectionCompactionConfig: measure ("request") must be one of "projection", "surface", "auto"')
+    expect(() => resolveProjectionConfig({ measure: 'request' as never })).toThrow('ProjectionCompactionConfig: measure ("request") must be one of "projection", "surface"')
     expect(() => resolveProjectionConfig({ pressure: 'never' as never })).toThrow('ProjectionCompactionConfig: pressure ("never") must be one of "auto", "overflow-only"')
   })
 })
@@ -29,6 +22,7 @@ describe('ProjectionCompactionConfig schema', () => {
   it('accepts the basic engine keys with measure and pressure, and rejects bad values of either', () => {
     expect(ProjectionCompactionConfig({ thresholdRatio: 0.5, measure: 'surface', pressure: 'auto' })).toMatchObject({ thresholdRatio: 0.5, measure: 'surface', pressure: 'auto' })
     expect(() => ProjectionCompactionConfig({ measure: 'tokens' } as never)).toThrow(/measure/)
+    expect(() => ProjectionCompactionConfig({ measure: 'auto' } as never)).toThrow(/measure/)
     expect(() => ProjectionCompactionConfig({ pressure: true } as never)).toThrow(/pressure/)
     expect(() => ProjectionCompactionConfig({ thresholdRatio: 'high' } as never)).toThrow(/thresholdRatio/)
   })

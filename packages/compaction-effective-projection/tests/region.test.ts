@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { PricedNode, ProjectedRegionInput } from '../src/region.ts'
-import { referenceText, selectProjectedRange, sentAfterReplacement } from '../src/region.ts'
+import { referenceText, selectProjectedRange, sentAfterPrune, sentAfterReplacement } from '../src/region.ts'
 
 /** A surface of plain nodes and tool units (an assistant call node followed by its result nodes). */
 interface Surface {
@@ -150,6 +150,14 @@ describe('selectProjectedRange', () => {
 describe('sentAfterReplacement', () => {
   it('drops the shadowed seqs and adds the replacement', () => {
     expect([...sentAfterReplacement(new Set([3, 4, 5, 9]), [4, 5], 12)]).toEqual([3, 9, 12])
+  })
+})
+
+describe('sentAfterPrune', () => {
+  it('replaces each sent pruned result by its replacement and leaves unsent ones unsent', () => {
+    const pruned = [{ originalSeq: 4, replacementSeq: 20 }, { originalSeq: 7, replacementSeq: 21 }]
+    expect([...sentAfterPrune(new Set([3, 4, 9]), pruned)]).toEqual([3, 9, 20])
+    expect([...sentAfterPrune(new Set([3, 9]), [])]).toEqual([3, 9])
   })
 })
 
