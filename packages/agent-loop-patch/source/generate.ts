@@ -72,7 +72,6 @@ export const TARGETS: readonly Target[] = [
   { file: 'packages/core/session/tests/context-normalize.spec.ts', from: [[`${CORE_TESTS}/normalize.test.ts`, '*']] },
   { file: `${LOOP}/context-host.ts`, from: [[`${HOST}/host.ts`, '*']] },
   { file: `${BASIC}/src/projection-calibration.ts`, from: [[`${COMPACTION}/src/calibration.ts`, '*']] },
-  { file: `${BASIC}/src/projection-capability.ts`, from: [[`${COMPACTION}/src/capability.ts`, '*']] },
   { file: `${BASIC}/src/projection-config.ts`, from: [[`${COMPACTION}/src/config.ts`, '*']] },
   { file: `${BASIC}/src/projection-engine.ts`, from: [[`${COMPACTION}/src/engine.ts`, '*']] },
   { file: `${BASIC}/src/projection-region.ts`, from: [[`${COMPACTION}/src/region.ts`, '*']] },

@@ -42,6 +42,8 @@ interface Offer {
   everything: () => ContextSelection
   /** Whether {@link Offer.everything} made `selection`. */
   isEverything: (selection: unknown) => boolean
+  /** The session's log, read when a selected seq is stale. */
+  events: () => readonly SessionEvent[]
 }
 
 /** Per session: the nodes last offered, their index, where their derivation stopped, and the open turn. */
@@ -95,6 +97,7 @@ function offer(session: Session): Offer {
     requiredSeqs: Object.freeze(index.required().map(at => index.seqs[at] as number)),
     everything: () => everything ??= Object.freeze({ include: Object.freeze(index.seqs.slice(0, nodes.length)) }),
     isEverything: selection => everything !== undefined && selection === everything,
+    events: () => session.events,
   }
 }
 
@@ -143,7 +146,7 @@ async function pass(
   if (moved(session, current)) return { moved: current, selection }
   const projection = current.isEverything(selection)
     ? undefined
-    : normalizeOffer(String(agent.id), () => session.events, current.index, current.requiredSeqs, selection)
+    : normalizeOffer(String(agent.id), current.events, current.index, current.requiredSeqs, selection)
   const include = projection?.include ?? current.everything().include
   await dispatch.serial('agent/context-selected', { ...request, nodes: current.nodes, requiredSeqs: current.requiredSeqs, include, final })
   request.signal.throwIfAborted()
@@ -164,7 +167,8 @@ async function pass(
  * @param dispatch - the agent's scope-filtered event dispatcher.
  * @param request - the request's turn, step, system prompt, tools and signal.
  * @returns the request messages.
- * @throws {AgentContextError} for an invalid listener result, a failed listener, or a surface that keeps moving.
+ * @throws {AgentContextError} for an invalid `agent/context` result, a failed `agent/context` listener, or a surface that
+ *   keeps moving; an error of an `agent/context-selected` listener propagates as it was thrown.
  */
 export async function projectRequestMessages(
   agent: Agent,
@@ -181,7 +185,7 @@ export async function projectRequestMessages(
   const pending = (): boolean => pendingProjectionOf(session.seq, sessionEventAt(session)) !== undefined
   if ((projection === undefined || projection.isDefault) && !pending()) return session.deriveMessages()
   const { index } = current
-  const normalized = projection ?? normalizeOffer(String(agent.id), () => session.events, index, current.requiredSeqs, current.everything())
+  const normalized = projection ?? normalizeOffer(String(agent.id), current.events, index, current.requiredSeqs, current.everything())
   const data: RequestProjection = {
     turn: request.turn,
     step: request.step,

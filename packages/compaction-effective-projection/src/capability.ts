@@ -1,7 +1,7 @@
 /**
  * What a plugin may ask of the `compaction` service it sees: whether it judges projections, how it summarizes, and a
- * reference hint for its compactions. Each reads the service's `policy`, so any other compaction service answers as
- * the basic engine.
+ * reference hint for its compactions. Each reads the service's `policy` or `reference`, so any other compaction service
+ * answers as the basic engine.
  * @module @dsh-seam/compaction-effective-projection/capability
  */
 
@@ -15,9 +15,9 @@ import type { Agent } from '@deepseek-ai/dsh-agent'
  *   model), undefined for none.
  */
 export function compactionSummary(ctx: Context): 'model' | 'reference' | undefined {
-  const compaction = ctx.get('compaction') as { policy?: { summary?: unknown } } | undefined
+  const compaction = ctx.get('compaction') as { reference?: { summary?: unknown } } | undefined
   if (compaction === undefined) return undefined
-  return compaction.policy?.summary === 'reference' ? 'reference' : 'model'
+  return compaction.reference?.summary === 'reference' ? 'reference' : 'model'
 }
 
 /**

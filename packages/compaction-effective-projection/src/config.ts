@@ -1,5 +1,5 @@
 /**
- * Configuration of projection-aware compaction: DSH's `BasicCompactionConfig` plus where pressure is measured and
+ * Configuration of projection-aware compaction: the basic engine's `BasicCompactionConfig` plus where pressure is measured and
  * whether it triggers compaction at all.
  * @module @dsh-seam/compaction-effective-projection/config
  */
@@ -22,34 +22,21 @@ export type PressurePolicy =
   /** Only a provider-confirmed context overflow compacts (then retries). */
   | 'overflow-only'
 
-/** What replaces a compacted span. */
-export type SummaryKind =
-  /** A summary the basic engine asks a model for (DSH's default). */
-  | 'model'
-  /** No model call: a fixed text naming the span's seqs and how to fetch it ({@link referenceText}). */
-  | 'reference'
-
-/** Plugin config: every `BasicCompactionConfig` key, plus `measure`, `pressure`, `summary` and `referenceHint`. */
+/** Plugin config: every `BasicCompactionConfig` key, plus `measure` and `pressure`. */
 export interface ProjectionCompactionConfig extends BasicCompactionConfig {
   /** Defaults to `'projection'`. */
   measure?: PressureMeasure
   /** Defaults to `'auto'`. */
   pressure?: PressurePolicy
-  /** Defaults to `'model'`. */
-  summary?: SummaryKind
-  /** With `summary: 'reference'`: how to fetch the span, appended to the reference; `{start}` and `{end}` become its seqs. */
-  referenceHint?: string
 }
 
-/** The resolved `measure`, `pressure`, `summary` and `referenceHint` of one engine. */
+/** The resolved `measure` and `pressure` of one engine. */
 export interface ProjectionPolicy {
   readonly measure: PressureMeasure
   readonly pressure: PressurePolicy
-  readonly summary: SummaryKind
-  readonly referenceHint: string
 }
 
-/** The plugin's schemastery schema: DSH's basic compaction schema intersected with `measure` and `pressure`. */
+/** The plugin's schemastery schema: the basic engine's schema intersected with `measure` and `pressure`. */
 export const ProjectionCompactionConfig: z<ProjectionCompactionConfig> = z.intersect([
   BasicCompactionEngine.Config,
   z.object({
@@ -57,13 +44,10 @@ export const ProjectionCompactionConfig: z<ProjectionCompactionConfig> = z.inter
       .description('Measure step pressure on the projected request (projection) or on the full surface (surface).'),
     pressure: z.union(['auto', 'overflow-only'] as const)
       .description('Compact on pressure (auto), or only after a provider context overflow (overflow-only).'),
-    summary: z.union(['model', 'reference'] as const)
-      .description('Replace a compacted span with a model summary (model) or, with no model call, a reference naming its seqs (reference).'),
-    referenceHint: z.string().description('With summary: reference, how to fetch the span; {start} and {end} become its seqs.'),
   }),
 ])
 
-/** A `measure`, `pressure`, `summary` or `referenceHint` value that is not allowed. */
+/** A config value of this entry that is not allowed. */
 export class ProjectionCompactionConfigError extends Error {
   override readonly name = 'ProjectionCompactionConfigError'
 
@@ -72,14 +56,13 @@ export class ProjectionCompactionConfigError extends Error {
    * @param value - the rejected value.
    * @param requirement - what the value fails, e.g. `must be one of "auto", "overflow-only"`.
    */
-  constructor(readonly key: keyof ProjectionPolicy, readonly value: unknown, requirement: string) {
+  constructor(readonly key: string, readonly value: unknown, requirement: string) {
     super(`ProjectionCompactionConfig: ${key} (${JSON.stringify(value)}) ${requirement}`)
   }
 }
 
 const MEASURES: readonly PressureMeasure[] = ['projection', 'surface']
 const POLICIES: readonly PressurePolicy[] = ['auto', 'overflow-only']
-const SUMMARIES: readonly SummaryKind[] = ['model', 'reference']
 
 function oneOf<T extends string>(key: keyof ProjectionPolicy, value: unknown, allowed: readonly T[]): T {
   if (!allowed.includes(value as T)) {
@@ -93,13 +76,12 @@ function oneOf<T extends string>(key: keyof ProjectionPolicy, value: unknown, al
  * validates.
  * @param config - the plugin config.
  * @returns the policy and the remaining `BasicCompactionConfig`.
- * @throws {ProjectionCompactionConfigError} when `measure`, `pressure` or `summary` is not an allowed value.
+ * @throws {ProjectionCompactionConfigError} when `measure` or `pressure` is not an allowed value.
  */
 export function resolveProjectionConfig(config: ProjectionCompactionConfig): { policy: ProjectionPolicy; basic: BasicCompactionConfig } {
-  const { measure = 'projection', pressure = 'auto', summary = 'model', referenceHint = '', ...basic } = config
-  if (typeof referenceHint !== 'string') throw new ProjectionCompactionConfigError('referenceHint', referenceHint, 'must be a string')
+  const { measure = 'projection', pressure = 'auto', ...basic } = config
   return {
-    policy: { measure: oneOf('measure', measure, MEASURES), pressure: oneOf('pressure', pressure, POLICIES), summary: oneOf('summary', summary, SUMMARIES), referenceHint },
+    policy: { measure: oneOf('measure', measure, MEASURES), pressure: oneOf('pressure', pressure, POLICIES) },
     basic,
   }
 }

@@ -1,5 +1,5 @@
 /**
- * DSH's `compaction` service on the basic engine, judging step pressure on the request `agent/context` projects.
+ * The `compaction` service on the basic engine, judging step pressure on the request `agent/context` projects.
  * @module @dsh-seam/compaction-effective-projection/engine
  */
 
@@ -28,14 +28,10 @@ import { calibrationFactor, requestEnvelope, UsageCalibration } from './calibrat
 import type { ProjectionPolicy } from './config.ts'
 import { ProjectionCompactionConfig, resolveProjectionConfig } from './config.ts'
 import type { ProjectedRange } from './region.ts'
-import { referenceText, selectProjectedRange, sentAfterPrune, sentAfterReplacement } from './region.ts'
+import { selectProjectedRange, sentAfterPrune, sentAfterReplacement } from './region.ts'
 
 /** What `agent/context-selected` shows: the request about to be sent, as the host will send it. */
 type SelectedContext = Parameters<Events['agent/context-selected']>[0]
-
-/** The basic engine's summarizer types, which its package index does not export. */
-type SummarizationInput = Parameters<BasicCompactionEngine['summarize']>[0]
-type SummaryResult = Awaited<ReturnType<BasicCompactionEngine['summarize']>>
 
 function requestTarget(agent: Agent): Pick<LlmCallConfig, 'provider' | 'model'> | undefined {
   const routed = agent.session.requestHeader()?.config
@@ -45,21 +41,6 @@ function requestTarget(agent: Agent): Pick<LlmCallConfig, 'provider' | 'model'> 
   const { provider, model } = agent.options
   if (provider === undefined || provider.length === 0 || model === undefined || model.length === 0) return undefined
   return { provider, model }
-}
-
-/**
- * The seqs of the surface nodes holding `messages`: the span of a compaction the basic engine chose itself
- * (`compactNow`, the `/compact` command), which does not pass through {@link ProjectionAwareCompactionEngine.compactRegion}.
- * @param session - the session being compacted.
- * @param messages - the span's messages, as the summarizer receives them.
- * @returns the first and last seq, or undefined when no surface node holds them.
- */
-function spanOf(session: Session, messages: SummarizationInput['messages']): { start: number; end: number } | undefined {
-  const ids = new Set(messages.map(message => message.id))
-  const seqs = contextNodes(session.surface.nodes, sessionEventAt(session)).filter(node => ids.has(node.message.id)).map(node => node.seq)
-  const [start, end] = [seqs[0], seqs.at(-1)]
-  /* v8 ignore next -- the summarizer's messages are derived from the surface nodes searched here */
-  return start === undefined || end === undefined ? undefined : { start, end }
 }
 
 /**
@@ -73,20 +54,16 @@ function spanOf(session: Session, messages: SummarizationInput['messages']): { s
 export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   static override Config = ProjectionCompactionConfig
 
-  /** The resolved `measure`, `pressure`, `summary` and `referenceHint`. */
+  /** The resolved `measure` and `pressure`. */
   readonly policy: ProjectionPolicy
 
   private readonly calibrations = new WeakMap<Session, UsageCalibration>()
   private readonly warnedTargets = new Set<string>()
-  /** The span each agent's running compaction replaces, for a `summary: 'reference'` text. */
-  private readonly spans = new WeakMap<Agent, { start: number; end: number }>()
-  /** The reference hints agents' plugins offered ({@link offerReferenceHint}), newest last. */
-  private readonly agentHints = new WeakMap<Agent, string[]>()
 
   /**
    * @param ctx - the plugin context.
-   * @param config - `BasicCompactionConfig` plus `measure`, `pressure`, `summary` and `referenceHint`.
-   * @throws {ProjectionCompactionConfigError} for a value of those four that is not allowed.
+   * @param config - `BasicCompactionConfig` plus `measure` and `pressure`.
+   * @throws {ProjectionCompactionConfigError} for a `measure` or `pressure` that is not allowed.
    */
   constructor(ctx: Context, config: ProjectionCompactionConfig = {}) {
     const { policy, basic } = resolveProjectionConfig(config)
@@ -125,58 +102,6 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   }
 
   /**
-   * Let a plugin of `agent` say how that agent fetches a compacted span, for the `summary: 'reference'` text of its
-   * compactions when the engine's own `referenceHint` is empty (a plugin whose tools read history names them). The
-   * newest offer still in force is used.
-   * @param agent - the agent whose compactions the hint is for.
-   * @param hint - the hint; `{start}` and `{end}` become the span's seqs.
-   * @returns a function withdrawing the offer (the plugin's dispose).
-   */
-  offerReferenceHint(agent: Agent, hint: string): () => void {
-    const hints = this.agentHints.get(agent) ?? []
-    this.agentHints.set(agent, [...hints, hint])
-    return () => {
-      /* v8 ignore next -- the offer above set the entry, and nothing deletes it */
-      const current = this.agentHints.get(agent) ?? []
-      const at = current.lastIndexOf(hint)
-      if (at >= 0) this.agentHints.set(agent, current.toSpliced(at, 1))
-    }
-  }
-
-  /**
-   * Every compaction of a span this engine chooses goes through here (pressure, overflow); the span is kept for
-   * {@link summarize}. (`compactNow` chooses its span inside the basic engine; {@link summarize} finds it by its messages.)
-   * @param start - inclusive first surface-node seq.
-   * @param end - inclusive last surface-node seq.
-   * @param agent - owner of the session.
-   * @param signal - cancellation.
-   * @returns the compaction.
-   */
-  override async compactRegion(start: number, end: number, agent: Agent, signal?: AbortSignal): Promise<CompactionResult> {
-    this.spans.set(agent, { start, end })
-    try {
-      return await super.compactRegion(start, end, agent, signal)
-    } finally {
-      this.spans.delete(agent)
-    }
-  }
-
-  /**
-   * `summary: 'model'`: the basic engine's model call. `summary: 'reference'`: no model call, the span's
-   * {@link referenceText} with the engine's `referenceHint`, else the hint the agent's plugin offered.
-   * @param input - the span's messages and the conversation's system prompt and tools.
-   * @param agent - owner of the session.
-   * @param signal - cancellation.
-   * @returns the summary blocks and their envelope.
-   */
-  protected override async summarize(input: SummarizationInput, agent: Agent, signal?: AbortSignal): Promise<SummaryResult> {
-    const span = this.policy.summary === 'model' ? undefined : this.spans.get(agent) ?? spanOf(agent.session, input.messages)
-    if (span === undefined) return super.summarize(input, agent, signal)
-    const hint = this.policy.referenceHint === '' ? this.agentHints.get(agent)?.at(-1) ?? '' : this.policy.referenceHint
-    return { summary: [{ type: 'text' as const, text: referenceText({ ...span, messages: input.messages.length }, hint) }], provider: 'reference', model: 'reference' }
-  }
-
-  /**
    * Judge the host's final selection, compacting at most before the host's recompute pass. Every request is judged
    * here, a request that sends the whole surface too (then the surface plus the step's input): step pressure is
    * measured on what the step sends, not on the surface before it.
@@ -200,7 +125,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     if (recompute) {
       throw new Error(`the re-projected request is still above threshold after compaction (${tokens} calibrated tokens >= threshold ${spec.thresholdTokens})`)
     }
-    const pruned = this.prune(session)
+    const pruned = this.prune(session, sent)
     const required = sentAfterPrune(new Set(payload.requiredSeqs), pruned)
     if (pruned.length > 0) {
       sent = sentAfterPrune(sent, pruned)
@@ -233,7 +158,8 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const checked = checkProjection(index, request.projection.include)
     /* v8 ignore next -- at the same generation the request's projection was normalized against this surface */
     if ('violation' in checked) return undefined
-    const sent = sentAfterPrune(new Set(checked.included.map(at => index.seqs[at] as number)), this.prune(session))
+    const included = new Set(checked.included.map(at => index.seqs[at] as number))
+    const sent = sentAfterPrune(included, this.prune(session, included))
     const required = new Set(pendingRequiredSeqs(contextNodes(session.surface.nodes, sessionEventAt(session)), session))
     const range = this.projectedRange(session, sent, required, 0)
     if (range === null) return null
@@ -243,12 +169,20 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   }
 
   /**
-   * The basic engine's optional model-free pass, run where it runs: once pressure qualifies, and before the span of an
-   * overflow is chosen. It rewrites every oversized tool result of the surface, sent or not.
-   * @returns the replacements, none without a `toolResultPruner` service.
+   * The basic engine's optional model-free pass, run where it runs (once pressure qualifies, and before the span of an
+   * overflow is chosen) when it rewrites only what the request sends: the pruner rewrites every oversized tool result
+   * of the surface, so a request that leaves a tool result out is not pruned, and history the projection keeps
+   * reversible stays verbatim.
+   * @param session - the session.
+   * @param sent - the seqs the request sends.
+   * @returns the replacements; none without a `toolResultPruner` service or when a tool result is not sent.
    */
-  private prune(session: Session): readonly PrunedEntry[] {
-    return this.ctx.get('toolResultPruner')?.pruneSession(session).pruned ?? []
+  private prune(session: Session, sent: ReadonlySet<number>): readonly PrunedEntry[] {
+    const pruner = this.ctx.get('toolResultPruner')
+    if (pruner === undefined) return []
+    const eventAt = sessionEventAt(session)
+    if (session.surface.nodes.some(seq => !sent.has(seq) && eventAt(seq)?.type === 'tool/result')) return []
+    return pruner.pruneSession(session).pruned
   }
 
   private async pressureSpec(agent: Agent, signal: AbortSignal): Promise<ResolvedCompactSpec | undefined> {

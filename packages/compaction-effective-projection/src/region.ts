@@ -4,19 +4,6 @@
  * @module @dsh-seam/compaction-effective-projection/region
  */
 
-/**
- * The text that stands for a compacted span when no model summarizes it: which seqs it held, that the log keeps them
- * word for word, and the deployment's hint on how to fetch them.
- * @param span - the span's first and last seq and its message count.
- * @param hint - `referenceHint`; `{start}` and `{end}` become the seqs.
- * @returns one paragraph, the same for the same span and hint.
- */
-export function referenceText(span: { readonly start: number; readonly end: number; readonly messages: number }, hint: string): string {
-  const head = `Earlier conversation (session seqs ${span.start}-${span.end}, ${span.messages} messages) is not shown here; the session log keeps it word for word.`
-  const fetch = hint.replaceAll('{start}', String(span.start)).replaceAll('{end}', String(span.end)).trim()
-  return fetch.length === 0 ? head : `${head} ${fetch}`
-}
-
 /** A surface node and its token price under the meter's heuristic. */
 export interface PricedNode {
   readonly seq: number
@@ -52,7 +39,7 @@ export interface ProjectedRange {
 
 /**
  * Choose the span of sent nodes to compact for one request. The kept tail is the newest sent nodes up to
- * `retainTokens`, extended back to a balanced cut (DSH's retained-tail and tool-pair rules). Before that cut, the
+ * `retainTokens`, extended back to a balanced cut (the basic engine's retained-tail and tool-pair rules). Before that cut, the
  * required nodes stay verbatim and split the sent nodes into runs; each maximal run of consecutive sent, non-required
  * surface nodes is trimmed to balanced edges, and the run with the most tokens wins, the oldest on a tie. A span
  * therefore never contains a node the request leaves out, a required node, or half of a tool-call unit: the open

@@ -2,13 +2,12 @@ import { describe, expect, it } from 'vitest'
 import { ProjectionCompactionConfig, ProjectionCompactionConfigError, resolveProjectionConfig } from '../src/config.ts'
 
 describe('resolveProjectionConfig', () => {
-  it('defaults to measuring the projection with automatic pressure and model summaries, and passes the basic keys through', () => {
+  it('defaults to measuring the projection with automatic pressure, and passes the basic keys through', () => {
     expect(resolveProjectionConfig({ thresholdRatio: 0.5, retainTokens: 100 })).toEqual({
-      policy: { measure: 'projection', pressure: 'auto', summary: 'model', referenceHint: '' },
+      policy: { measure: 'projection', pressure: 'auto' },
       basic: { thresholdRatio: 0.5, retainTokens: 100 },
     })
-    expect(resolveProjectionConfig({ measure: 'surface', pressure: 'overflow-only', summary: 'reference', referenceHint: 'x' }).policy).toEqual({ measure: 'surface', pressure: 'overflow-only', summary: 'reference', referenceHint: 'x' })
-    expect(() => resolveProjectionConfig({ summary: 'llm' as never })).toThrow('ProjectionCompactionConfig: summary ("llm") must be one of "model", "reference"')
+    expect(resolveProjectionConfig({ measure: 'surface', pressure: 'overflow-only' }).policy).toEqual({ measure: 'surface', pressure: 'overflow-only' })
   })
 
   it('rejects a measure or pressure it does not know, naming the key and the value', () => {

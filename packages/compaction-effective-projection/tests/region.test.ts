@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { PricedNode, ProjectedRegionInput } from '../src/region.ts'
-import { referenceText, selectProjectedRange, sentAfterPrune, sentAfterReplacement } from '../src/region.ts'
+import { selectProjectedRange, sentAfterPrune, sentAfterReplacement } from '../src/region.ts'
 
 /** A surface of plain nodes and tool units (an assistant call node followed by its result nodes). */
 interface Surface {
@@ -47,7 +47,7 @@ const inputArb = surfaceArb.chain(surface => fc.record({
   return { surface, input }
 }))
 
-/** DSH's `selectCompactableRange` rule (compaction-basic region.ts): head-anchored, priced tail, balanced cut. */
+/** The basic engine's `selectCompactableRange` rule (compaction-basic region.ts): head-anchored, priced tail, balanced cut. */
 function headAnchoredRange(
   nodes: readonly PricedNode[],
   cuts: readonly boolean[],
@@ -158,12 +158,5 @@ describe('sentAfterPrune', () => {
     const pruned = [{ originalSeq: 4, replacementSeq: 20 }, { originalSeq: 7, replacementSeq: 21 }]
     expect([...sentAfterPrune(new Set([3, 4, 9]), pruned)]).toEqual([3, 9, 20])
     expect([...sentAfterPrune(new Set([3, 9]), [])]).toEqual([3, 9])
-  })
-})
-
-describe('referenceText', () => {
-  it('names the span, says the log keeps it, and fills the hint\'s seqs', () => {
-    expect(referenceText({ start: 12, end: 40, messages: 9 }, 'Read {start} to {end}.')).toBe('Earlier conversation (session seqs 12-40, 9 messages) is not shown here; the session log keeps it word for word. Read 12 to 40.')
-    expect(referenceText({ start: 1, end: 2, messages: 2 }, '')).toBe('Earlier conversation (session seqs 1-2, 2 messages) is not shown here; the session log keeps it word for word.')
   })
 })

@@ -10,7 +10,7 @@ import type { Message } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage, isReplacementSurfaceEvent, isSurfaceEvent } from '@deepseek-ai/dsh-session'
 
-/** The plugin id DSH's agent loop writes its runtime-context snapshots under (dsh-agent-loop `runtime-context.ts`). */
+/** The plugin id the agent loop writes its runtime-context snapshots under (dsh-agent-loop `runtime-context.ts`). */
 const RUNTIME_CONTEXT_SOURCE = '@deepseek-ai/dsh-system-prompt'
 
 /**
@@ -59,8 +59,6 @@ export function appendedNodes(
 }
 
 function hasCalls(message: Message): boolean {
-  /* v8 ignore next -- the index asks of assistant messages only; the guard keeps the function total */
-  if (message.role !== 'assistant') return false
   for (const block of message.content) if (block.type === 'tool-call') return true
   return false
 }
@@ -78,15 +76,13 @@ export function isUserInput(message: Message): boolean {
 }
 
 /**
- * The context source of a runtime-context snapshot: DSH's own snapshot (`@deepseek-ai/dsh-system-prompt`, also its
+ * The context source of a runtime-context snapshot: the built-in snapshot (`@deepseek-ai/dsh-system-prompt`, also its
  * "cleared" marker) or a plugin's `form: 'snapshot'` message (e.g. `time-context`, `tmux-context`). Snapshots are
  * emitted only when their text changes, so the newest one of each source stays in force until replaced.
  * @param message - a surface node's message.
  * @returns the source plugin id, or undefined when the message is not a snapshot.
  */
 export function snapshotSource(message: Message): string | undefined {
-  /* v8 ignore next -- the index asks of user input only; the guard keeps the function total for other callers */
-  if (message.role !== 'user') return undefined
   const source = (message as { source?: { kind?: unknown; plugin?: unknown; form?: unknown } }).source
   if (source?.kind !== 'plugin' || typeof source.plugin !== 'string') return undefined
   return source.form === 'snapshot' || source.plugin === RUNTIME_CONTEXT_SOURCE ? source.plugin : undefined
@@ -278,13 +274,13 @@ export class NodeIndex {
 }
 
 /**
- * The surface nodes a replace event replaced: its `sourceEventSeqs` that are surface events (DSH requires them to cover
+ * The surface nodes a replace event replaced: its `sourceEventSeqs` that are surface events (`Session.append` requires them to cover
  * the shadowed nodes; they may also name the compaction's own log events).
  * @param seq - a seq of the log.
  * @param eventAt - the event of a seq.
  * @returns the replaced seqs for a replacement surface event, else undefined.
  */
-function replacedSources(seq: number, eventAt: (seq: number) => SessionEvent | undefined): readonly number[] | undefined {
+export function replacedSources(seq: number, eventAt: (seq: number) => SessionEvent | undefined): readonly number[] | undefined {
   const event = eventAt(seq)
   if (event === undefined || !isReplacementSurfaceEvent(event)) return undefined
   /* v8 ignore next -- a replace always names its sources: Session.append refuses one that shadows a node it does not name */

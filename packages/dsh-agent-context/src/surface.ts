@@ -1,14 +1,14 @@
 /**
- * The model-visible surface folded from a session log one event at a time, like DSH's `SurfaceManager`, with its
- * message-bearing nodes indexed for the host's rules and a record of where replaced nodes went.
+ * The model-visible surface folded from a session log one event at a time, like the session's `SurfaceManager`, with its
+ * message-bearing nodes indexed for the host's rules; and the resolution of seqs a compaction replaced.
  * @module @dsh-seam/agent-context/surface
  */
 
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { deriveEventMessage, isSurfaceEvent } from '@deepseek-ai/dsh-session'
+import { deriveEventMessage, foldSurface, isSurfaceEvent } from '@deepseek-ai/dsh-session'
 import { ReplayError } from './errors.ts'
-import { NodeIndex } from './nodes.ts'
+import { NodeIndex, replacedSources } from './nodes.ts'
 
 /** A log's surface, folded event by event. */
 export class SurfaceFold {
@@ -18,10 +18,8 @@ export class SurfaceFold {
   index = new NodeIndex()
   /** The surface's replace generation. */
   generation = 0
-  /** Each seq a replace removed from the surface, mapped to the seq of the node that replaced it. */
-  readonly replacedBy = new Map<number, number>()
-  /** The seqs each replacement node replaced, for the nodes still on the surface. */
-  private readonly sources = new Map<number, readonly number[]>()
+  /** The events folded so far, by seq: a replacement node's sources are read from them, as on a live session. */
+  private readonly events: SessionEvent[] = []
 
   /**
    * Fold the next event.
@@ -29,6 +27,7 @@ export class SurfaceFold {
    * @throws {ReplayError} when a replace names a range that is not on the surface.
    */
   apply(event: SessionEvent): void {
+    this.events[event.seq] = event
     if (event.type === 'turn/start') {
       this.index.startTurn(event.seq)
       return
@@ -46,12 +45,7 @@ export class SurfaceFold {
     if (startIdx === -1 || endIdx === -1 || startIdx > endIdx) {
       throw new ReplayError('invalid-surface', event.seq, `surface replace [${op.start}, ${op.end}] is not a range of the surface`)
     }
-    const replaced = this.nodes.splice(startIdx, endIdx - startIdx + 1, event.seq)
-    for (const removed of replaced) {
-      this.replacedBy.set(removed, event.seq)
-      this.sources.delete(removed)
-    }
-    this.sources.set(event.seq, replaced)
+    this.nodes.splice(startIdx, endIdx - startIdx + 1, event.seq)
     this.generation += 1
     const before = this.index
     const messageOf = (seq: number): Message | undefined => {
@@ -64,14 +58,15 @@ export class SurfaceFold {
       const kept = messageOf(seq)
       if (kept !== undefined) nodes.push({ seq, message: kept })
     }
-    this.index = NodeIndex.of(nodes, before.turnStart, seq => this.sources.get(seq))
+    this.index = NodeIndex.of(nodes, before.turnStart, seq => replacedSources(seq, at => this.events[at]))
   }
 }
 
 /**
  * Resolve seqs a listener named that are not on the current surface: a seq a compaction replaced resolves to the
  * node that replaced it (transitively), or to `null` when that node is gone or bears no message; a seq that never
- * was a message-bearing surface node resolves to `undefined`. Folds the log once, on first use.
+ * was a message-bearing surface node resolves to `undefined`. Folds the log once, on first use, with the session's own
+ * `foldSurface`.
  * @param log - the session log, read on first use.
  * @param onSurface - whether a seq is a current message-bearing node.
  * @returns the resolver.
@@ -85,9 +80,11 @@ export function staleResolver(
   return (seq) => {
     if (events === undefined || replacedBy === undefined) {
       events = log()
-      const fold = new SurfaceFold()
-      for (const event of events) fold.apply(event)
-      replacedBy = fold.replacedBy
+      const replaced = new Map<number, number>()
+      for (const replacement of foldSurface(events).replacements) {
+        for (const shadowed of replacement.shadowedSeqs) replaced.set(shadowed, replacement.seq)
+      }
+      replacedBy = replaced
     }
     const event = events[seq]
     if (event === undefined || deriveEventMessage(event) === null || !replacedBy.has(seq)) return undefined
