@@ -114,18 +114,23 @@ sync_commit() {
 }
 
 # Run inside a whole, installed checkout after each step's docs commit during `catalogs` (git rebase --exec): DSH's own
-# generators for the catalogs and graphs the step's sources feed, the reviewed zh side of the event matrix brought
-# along (its rows are the English rows verbatim), the pair records they touch re-recorded, then amend the commit.
+# generators for the catalogs and graphs the step's sources feed, the reviewed zh sides brought along (the event
+# matrix's rows and the persistence catalog's declaration sites are the English ones), the pair records they touch
+# re-recorded, then amend the commit.
 catalogs_commit() {
   pnpm run -s gen-cordis-catalog >/dev/null
   pnpm run -s gen-doc-graphs >/dev/null
   pnpm run -s gen-config-catalog >/dev/null
   pnpm run -s gen-persistence-catalog >/dev/null
-  local matrix=docs/event-producer-consumer
+  local matrix=docs/event-producer-consumer catalog=docs/persistence-catalog
   node "$here/zh-rows.ts" "$matrix.md" "$matrix.zh.md"
-  if ! git diff --quiet HEAD^ -- "$matrix.md" "$matrix.zh.md"; then
-    pnpm run -s verify-translation-pairing --write "$matrix" >/dev/null
-  fi
+  node "$here/zh-sites.ts" "$catalog.md" "$catalog.zh.md"
+  local doc
+  for doc in "$matrix" "$catalog"; do
+    if ! git diff --quiet HEAD^ -- "$doc.md" "$doc.zh.md"; then
+      pnpm run -s verify-translation-pairing --write "$doc" >/dev/null
+    fi
+  done
   git add -A docs packages/extensions/tool-cordis/src/api-catalog.ts
   git diff --cached --quiet || git commit -q --amend --no-edit --no-verify
   echo "catalogs: $(git log -1 --format=%s): $(git show --stat --format= HEAD | tail -1)"
