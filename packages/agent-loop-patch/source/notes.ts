@@ -6,6 +6,7 @@
  *
  * - A link to a sibling RFC becomes a link to its note in the same language (the `.zh.md` note from a Chinese twin,
  *   as `verify-translation-pairing` requires); a link to the RFC's own twin stays the language switcher.
+ * - A link to one of DSH's own dated Agent Notes (`yyyy-mm-dd-topic.md`, a sibling of the notes in the DSH tree) stays.
  * - A link to an appendix of an RFC (`NNNN/*.md`, the workspace's supporting material) is unlinked, its text kept:
  *   DSH's note tree holds dated notes only, and each note stands alone, so appendices are neither inlined nor linked.
  *
@@ -129,6 +130,8 @@ export function renderNote(file: string, notes: ReadonlyMap<string, string>): st
     const named = notes.get(resolved)
     const sibling = named === undefined || !zh ? named : named.replace(/\.md$/, '.zh.md')
     if (sibling !== undefined) return fragment === undefined ? sibling : `${sibling}#${fragment}`
+    // One of DSH's own dated Agent Notes, a sibling of the stack's notes in the DSH tree: linked as written.
+    if (/^\d{4}-\d{2}-\d{2}-[a-z0-9-]+(\.zh)?\.md$/.test(path)) return undefined
     // An appendix (`NNNN/*.md`) is workspace material: the note keeps the link's text only.
     if (/^\d{4}$/.test(dirname(resolved))) return null
     throw new NoteError(`${from}: the link ${url} names neither a stack RFC nor an appendix`)

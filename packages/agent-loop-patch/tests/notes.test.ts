@@ -79,6 +79,7 @@ describe('renderNote', () => {
     '0002-intent.md': '# Agent Note: intent\n\nSee [alternatives](0001/alternatives.md).\n',
     '0002-intent.zh.md': '# Agent Note: 意图\n\n见[替代方案](0001/alternatives.zh.md)。\n',
     '0003-stray.md': 'Out of the [repository](../README.md).\n',
+    '0004-dated.md': 'As [the version note](2026-08-10-session-log-version-mechanism.md) deferred.\n',
   })
   const en = renderNote(join(folder, '0001-seam.md'), NOTES)
   const zh = renderNote(join(folder, '0001-seam.zh.md'), NOTES)
@@ -103,6 +104,11 @@ describe('renderNote', () => {
     const intent = renderNote(join(folder, '0002-intent.md'), NOTES)
     expect(links(intent)).toEqual([])
     expect(intent).toContain('See alternatives.')
+  })
+
+  it("keeps a link to one of DSH's own dated notes, a sibling of the notes in the DSH tree", () => {
+    const dated = renderNote(join(folder, '0004-dated.md'), new Map([...NOTES, ['0004-dated.md', '2026-11-29-dated.md']]))
+    expect(links(dated)).toEqual(['2026-08-10-session-log-version-mechanism.md'])
   })
 
   it('refuses a link the DSH tree cannot resolve, and a file that is not a stack RFC', () => {

@@ -181,7 +181,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const pruner = this.ctx.get('toolResultPruner')
     if (pruner === undefined) return []
     const eventAt = sessionEventAt(session)
-    if (session.surface.nodes.some(seq => !sent.has(seq) && eventAt(seq)?.type === 'tool/result')) return []
+    if (session.surface.nodes.some(seq => !sent.has(seq) && eventAt(seq).type === 'tool/result')) return []
     return pruner.pruneSession(session).pruned
   }
 

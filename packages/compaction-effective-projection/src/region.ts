@@ -102,7 +102,10 @@ export function sentAfterReplacement(sent: ReadonlySet<number>, shadowed: readon
  * @param pruned - the prune's replacements.
  * @returns the seqs it sends after the prune.
  */
-export function sentAfterPrune(sent: ReadonlySet<number>, pruned: readonly { readonly originalSeq: number; readonly replacementSeq: number }[]): Set<number> {
+export function sentAfterPrune(
+  sent: ReadonlySet<number>,
+  pruned: readonly { readonly originalSeq: number; readonly replacementSeq: number }[],
+): Set<number> {
   const next = new Set(sent)
   for (const { originalSeq, replacementSeq } of pruned) {
     if (next.delete(originalSeq)) next.add(replacementSeq)
