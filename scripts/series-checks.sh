@@ -3,7 +3,7 @@
 #  (a) the steps apply in order with `git am` (series.sh checkout), each step's changed-line count per file
 #  (b) after each step, on DSH's own install of the base (its pinned pnpm, --frozen-lockfile), DSH's suites of every
 #      package the series touches pass (vitest, packages from source, as DSH runs them), the count per step printed;
-#      after the last step, the keyless headless snapshot of the example too
+#      after the last step, the keyless headless snapshots of the example and of projection-aware compaction too
 #  (c) after each step, DSH's generated-artifact gates the series feeds: persistence catalog, scoped events, cordis
 #      catalog, doc graphs, translation pairing, Agent Note format
 #  (d) drift: the series' generated seam modules and Agent Notes equal what the workspace generates (series.sh check)
@@ -69,9 +69,9 @@ for i in "${!names[@]}"; do
   done
 done
 
-step '(b) the keyless headless snapshot of the context-policy example'
+step '(b) the keyless headless snapshots: the context-policy example, and projection-aware compaction over it'
 if (cd "$tree" && pnpm exec vitest run --config vitest.snapshot.config.ts examples/headless-agent/tests/headless.snapshot.ts \
-  -t 'context-policy' > "$WORK/snapshot.log" 2>&1); then
+  -t 'context-policy|projected request' > "$WORK/snapshot.log" 2>&1); then
   grep -E 'Test Files|Tests ' "$WORK/snapshot.log" | sed 's/\x1b\[[0-9;]*m//g'
 else
   grep -E 'FAIL|Test Files|Tests ' "$WORK/snapshot.log" | sed 's/\x1b\[[0-9;]*m//g' | head; failed=$((failed + 1))

@@ -4,11 +4,11 @@
 // Usage (in the app's folder): node patched-app.mjs <persist-root>
 import { Context } from '@deepseek-ai/cordis'
 import agent from '@deepseek-ai/dsh-agent'
-import agentLoop from '@deepseek-ai/dsh-agent-loop'
+import agentLoop, { AgentContextError } from '@deepseek-ai/dsh-agent-loop'
 import * as agentLoopInvariant from '@deepseek-ai/dsh-agent-loop/invariant'
 import invariants from '@deepseek-ai/dsh-invariants'
 import llm, { createUserMessage } from '@deepseek-ai/dsh-llm'
-import session, { AgentContextError, SessionId } from '@deepseek-ai/dsh-session'
+import session, { SessionId } from '@deepseek-ai/dsh-session'
 import * as sessionInvariant from '@deepseek-ai/dsh-session/invariant'
 import jsonl from '@deepseek-ai/dsh-session-persistence-jsonl'
 import systemPrompt from '@deepseek-ai/dsh-system-prompt'

@@ -47,7 +47,17 @@ describe('the compiled patches carry the seam (drift check: `node packages/agent
         names++
       }
     }
-    expect(names, 'the copies export the seam: requestMessagesFromLog, checkProjection, AgentContextError, ...').toBeGreaterThan(20)
-    for (const name of ['requestMessagesFromLog', 'checkProjection', 'AgentContextError', 'NodeIndex']) expect(bundle[name], name).toBeDefined()
+    expect(names, 'the copies export the seam: requestMessagesFromLog, checkProjection, NodeIndex, ...').toBeGreaterThan(15)
+    for (const name of ['requestMessagesFromLog', 'checkProjection', 'NodeIndex', 'ReplayError']) expect(bundle[name], name).toBeDefined()
+    expect(bundle.AgentContextError, 'the host\'s error is the loop\'s').toBeUndefined()
+  })
+
+  it('the patched dsh-agent-loop exports the error its host throws, and the host throws that class', async () => {
+    const entry = require.resolve('@deepseek-ai/dsh-agent-loop')
+    const bundle = (await import(pathToFileURL(entry).href)) as Record<string, unknown>
+    const normalize = (await import(pathToFileURL(join(dirname(entry), 'context-normalize.js')).href)) as Record<string, unknown>
+    expect(typeof bundle.AgentContextError).toBe('function')
+    expect(bundle.AgentContextError).toBe(normalize.AgentContextError)
+    expect(Object.keys(bundle).filter((name) => name in normalize)).toEqual(['AgentContextError'])
   })
 })

@@ -3,8 +3,8 @@
  * values; nothing reaches the model; the turn ends with an error and the log stays replayable.
  */
 
-// The loop throws the patched dsh-session's class: a plugin catches the host's errors under DSH's name.
-import { AgentContextError } from '@deepseek-ai/dsh-session'
+// The loop throws the patched dsh-agent-loop's class: a plugin catches the host's errors under DSH's name.
+import { AgentContextError } from '@deepseek-ai/dsh-agent-loop'
 import { projectionEvents } from '@dsh-seam/agent-context'
 import { bootLoop, patchedDsh, textReply } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'

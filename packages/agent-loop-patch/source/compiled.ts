@@ -3,11 +3,13 @@
  * package.
  *
  * Every workspace module the source series places in dsh-session or dsh-agent-loop ({@link TARGETS}, {@link BOUND})
- * is copied from its built `lib/` output (JavaScript, and declarations for dsh-session) under the file name the series
- * gives it, with its imports pointed inside DSH: a sibling module to its copy, a workspace package to the DSH package
- * its modules land in, and a name of the copy's own package to the compiled file of the unmodified npm package that
- * exports it (the package's bundle re-exports the copies, so importing the bundle from a copy would be a cycle). The
- * patched dsh-session's entry points re-export every copy, so the seam's API has the names the series gives it.
+ * is copied from its built `lib/` output (JavaScript and declarations) under the file name the series
+ * gives it, with its imports pointed inside DSH: a workspace module to its copy (a sibling file in the same package,
+ * else dsh-session, which re-exports it), a workspace package's name to the copy of the module exporting it, and a
+ * name of the copy's own package to the compiled file of the unmodified npm package that exports it (the package's
+ * bundle re-exports the copies, so importing the bundle from a copy would be a cycle). The patched dsh-session's entry
+ * points re-export every copy, and the patched dsh-agent-loop's export its error, so the seam's API has the names the
+ * series gives it.
  *
  * Usage: node compiled.ts write   rebuilds the dsh-session and dsh-agent-loop patches in patches/ from the built
  *                                 workspace (`pnpm -r build` first) with `pnpm patch` and `pnpm patch-commit`
@@ -23,7 +25,7 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
-import { BOUND, LOOP, SESSION, TARGETS } from './generate.ts'
+import { BOUND, LOOP, SESSION, TARGETS, WORKSPACE_PACKAGES } from './generate.ts'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..')
 const VERSION = '0.1.0-rc.8'
@@ -31,28 +33,41 @@ const VERSION = '0.1.0-rc.8'
 /** Where the copies of one DSH package go, and the lines its entry points gain per copy. */
 interface Place {
   readonly name: string
+  /** The folder of the JavaScript copies. */
   readonly lib: string
-  readonly declarations: boolean
+  /** The folder of the declaration copies, when the package gets them. */
+  readonly types?: string
   /** A `files` pattern the package.json must list for pnpm to keep the copies (pnpm patches only packed files). */
   readonly packed?: string
-  readonly entries: Readonly<Record<string, (file: string) => string>>
+  /** The line each entry point gains for a copy, or none. */
+  readonly entries: Readonly<Record<string, (file: string) => string | undefined>>
 }
 
 const PLACES: Readonly<Record<string, Place>> = {
   [SESSION]: {
     name: '@deepseek-ai/dsh-session',
     lib: 'lib/types',
-    declarations: true,
+    types: 'lib/types',
     entries: {
       'lib/index.js': (file) => `export * from "./types/${file}.js";`,
       'lib/types/index.d.ts': (file) => `export * from './${file}.js';`,
     },
   },
-  [LOOP]: { name: '@deepseek-ai/dsh-agent-loop', lib: 'lib', declarations: false, packed: 'lib/context-*.js', entries: {} },
+  // The loop's API gains its error only, as the series' index exports it.
+  [LOOP]: {
+    name: '@deepseek-ai/dsh-agent-loop',
+    lib: 'lib',
+    types: 'lib/types',
+    packed: 'lib/context-*.js',
+    entries: {
+      'lib/index.js': (file) => file === 'context-normalize' ? `export { AgentContextError } from "./${file}.js";` : undefined,
+      'lib/types/index.d.ts': (file) => file === 'context-normalize'
+        ? `export { AgentContextError, type AgentContextErrorCode } from './${file}.js';`
+        : undefined,
+    },
+  },
 }
 
-/** The DSH package each workspace package's placed modules land in. */
-const LANDS_IN: Readonly<Record<string, string>> = { '@dsh-seam/agent-context': '@deepseek-ai/dsh-session' }
 
 /** Type-only names a dsh-session copy's declarations import from dsh-agent; the patched dsh-session declares them. */
 const DECLARED_BY_SESSION: ReadonlySet<string> = new Set(['ContextNode'])
@@ -122,6 +137,20 @@ function exportersOf(place: Place): Map<string, string> {
   return exporters
 }
 
+/** The workspace module a workspace package's index re-exports a name from. */
+function exportingModule(specifier: string, name: string): string | undefined {
+  const index = WORKSPACE_PACKAGES[specifier]
+  if (index === undefined) return undefined
+  const source = ts.createSourceFile(index, readFileSync(join(ROOT, index), 'utf8'), ts.ScriptTarget.Latest, true)
+  for (const statement of source.statements) {
+    if (!ts.isExportDeclaration(statement) || statement.exportClause === undefined || !ts.isNamedExports(statement.exportClause)) continue
+    if (statement.exportClause.elements.some((e) => e.name.text === name)) {
+      return posix.join(posix.dirname(index), (statement.moduleSpecifier as ts.StringLiteral).text)
+    }
+  }
+  return undefined
+}
+
 function libOf(source: string, ext: '.js' | '.d.ts'): string {
   return join(ROOT, source.replace('/src/', '/lib/').replace(/\.ts$/, ext))
 }
@@ -143,13 +172,23 @@ function relink(copy: Placed, kind: '.js' | '.d.ts', placed: Map<string, Placed>
     const quote = (to: string) => edits.push({ start: literal.getStart(), end: literal.getEnd(), text: `'${to}'` })
     if (specifier.startsWith('.')) {
       const source = posix.join(posix.dirname(copy.source), specifier).replace(/\.js$/, '.ts')
-      const sibling = placed.get(source)
-      if (sibling?.place !== copy.place) fail(`imports ${specifier}, which is not compiled into ${copy.place.name}`)
-      quote(`./${sibling!.file}.js`)
+      const sibling = placed.get(source) ?? fail(`imports ${specifier}, which lands in no patched DSH package`)
+      if (sibling.place === copy.place) quote(`./${sibling.file}.js`)
+      else if (sibling.place === PLACES[SESSION]) quote(sibling.place.name)
+      else fail(`imports ${specifier}, which lands in ${sibling.place.name}, a dependant of ${copy.place.name}`)
     } else if (specifier.startsWith('@dsh-seam/')) {
-      const to = LANDS_IN[specifier] ?? fail(`imports ${specifier}, whose modules land in no DSH package`)
-      if (to === copy.place.name) fail(`imports its own package through ${specifier}`)
-      quote(to)
+      const bindings = ts.isImportDeclaration(statement) ? statement.importClause?.namedBindings : undefined
+      if (bindings === undefined || !ts.isNamedImports(bindings)) fail(`imports ${specifier} other than by name`)
+      const typeOnly = ts.isImportDeclaration(statement) && statement.importClause?.isTypeOnly === true
+      const bySpecifier = new Map<string, string[]>()
+      for (const element of (bindings as ts.NamedImports).elements) {
+        const source = exportingModule(specifier, (element.propertyName ?? element.name).text) ?? fail(`imports ${element.name.text} from ${specifier}, which does not export it`)
+        const home = placed.get(source) ?? fail(`imports ${element.name.text} from ${source}, which lands in no patched DSH package`)
+        const to = home.place === copy.place ? `./${home.file}.js` : home.place.name
+        bySpecifier.set(to, [...(bySpecifier.get(to) ?? []), element.getText()])
+      }
+      const lines = [...bySpecifier].map(([to, names]) => `import ${typeOnly ? 'type ' : ''}{ ${names.join(', ')} } from '${to}';`)
+      edits.push({ start: statement.getStart(), end: statement.getEnd(), text: lines.join('\n') })
     } else if (specifier === copy.place.name) {
       if (kind === '.d.ts') {
         quote('./index.js')
@@ -193,9 +232,12 @@ export function compiledPackages(): CompiledPackage[] {
     const files: CompiledFile[] = []
     for (const copy of copies) {
       files.push({ path: `${place.lib}/${copy.file}.js`, text: relink(copy, '.js', placed, exporters) })
-      if (place.declarations) files.push({ path: `${place.lib}/${copy.file}.d.ts`, text: relink(copy, '.d.ts', placed, exporters) })
+      if (place.types !== undefined) files.push({ path: `${place.types}/${copy.file}.d.ts`, text: relink(copy, '.d.ts', placed, exporters) })
     }
-    const entries = Object.fromEntries(Object.entries(place.entries).map(([entry, line]) => [entry, copies.map((c) => line(c.file))]))
+    const entries = Object.fromEntries(Object.entries(place.entries).map(([entry, line]) => [
+      entry,
+      copies.flatMap((c) => line(c.file) ?? []),
+    ]))
     return { name: place.name, version: VERSION, files, packed: place.packed, entries }
   })
 }
@@ -243,7 +285,7 @@ export function fill(pkg: CompiledPackage, dir: string): void {
   for (const [entry, wanted] of Object.entries(pkg.entries)) {
     const text = readFileSync(join(dir, entry), 'utf8')
     const lines = text.split('\n')
-    const kept = lines.filter((line) => !wanted.includes(line) && !(line.startsWith('export * from') && stale.some((file) => line.includes(file))))
+    const kept = lines.filter((line) => !wanted.includes(line) && !(line.startsWith('export ') && stale.some((file) => line.includes(file))))
     while (kept.at(-1) === '') kept.pop()
     const map = kept.at(-1)?.startsWith('//# sourceMappingURL=') === true ? [kept.pop()!] : []
     writeFileSync(join(dir, entry), [...kept, ...wanted, ...map, ...text.endsWith('\n') ? [''] : []].join('\n'))

@@ -31,6 +31,7 @@ const PACKAGES: Record<string, { readonly name: string; readonly root: string }>
   [SESSION]: { name: '@deepseek-ai/dsh-session', root: 'packages/core/session' },
   'packages/core/session/tests': { name: '@deepseek-ai/dsh-session', root: 'packages/core/session' },
   [LOOP]: { name: '@deepseek-ai/dsh-agent-loop', root: 'packages/core/agent-loop' },
+  'packages/core/agent-loop/tests': { name: '@deepseek-ai/dsh-agent-loop', root: 'packages/core/agent-loop' },
   [`${BASIC}/src`]: { name: '@deepseek-ai/dsh-compaction-basic', root: BASIC },
   [`${BASIC}/tests`]: { name: '@deepseek-ai/dsh-compaction-basic', root: BASIC },
 }
@@ -51,9 +52,10 @@ export interface Target {
 /**
  * Where each workspace statement goes. What a log says about a request lives in dsh-session beside
  * `foldRequestHeader`: surface nodes, tool units and the required set (the rules a projection is checked by), the
- * normalizer, the `request/projection` fold and its one run decoder, and their errors; dsh-agent-loop and
- * dsh-compaction-basic both read them, and neither depends on the other. The host step lives in dsh-agent-loop;
- * projection-aware compaction (engine, pure parts, specs) in dsh-compaction-basic.
+ * `request/projection` fold and its one run decoder, and the revision rule and replay error they share. The host
+ * (its step, the selection normalizer and its error) lives in dsh-agent-loop. Projection-aware compaction (engine,
+ * request replay, pure parts, specs) lives in dsh-compaction-basic. dsh-agent-loop and dsh-compaction-basic both read
+ * dsh-session, and neither depends on the other.
  */
 export const TARGETS: readonly Target[] = [
   {
@@ -64,20 +66,23 @@ export const TARGETS: readonly Target[] = [
     ],
   },
   { file: `${SESSION}/context-nodes.ts`, from: [[`${CORE}/nodes.ts`, '*']] },
-  { file: `${SESSION}/context-normalize.ts`, from: [[`${CORE}/normalize.ts`, '*']] },
-  { file: `${SESSION}/context-surface.ts`, from: [[`${CORE}/surface.ts`, '*']] },
   { file: `${SESSION}/projection-errors.ts`, from: [[`${CORE}/errors.ts`, '*']] },
   { file: 'packages/core/session/tests/context-support.ts', from: [[`${CORE_TESTS}/support.ts`, '*']] },
   { file: 'packages/core/session/tests/request-projection.spec.ts', from: [[`${CORE_TESTS}/projection.test.ts`, '*']] },
-  { file: 'packages/core/session/tests/context-normalize.spec.ts', from: [[`${CORE_TESTS}/normalize.test.ts`, '*']] },
+  { file: 'packages/core/session/tests/context-nodes.spec.ts', from: [[`${CORE_TESTS}/nodes.test.ts`, '*']] },
+  { file: `${LOOP}/context-normalize.ts`, from: [[`${CORE}/normalize.ts`, '*']] },
   { file: `${LOOP}/context-host.ts`, from: [[`${HOST}/host.ts`, '*']] },
+  { file: 'packages/core/agent-loop/tests/context-normalize.spec.ts', from: [[`${CORE_TESTS}/normalize.test.ts`, '*']] },
   { file: `${BASIC}/src/projection-calibration.ts`, from: [[`${COMPACTION}/src/calibration.ts`, '*']] },
   { file: `${BASIC}/src/projection-config.ts`, from: [[`${COMPACTION}/src/config.ts`, '*']] },
   { file: `${BASIC}/src/projection-engine.ts`, from: [[`${COMPACTION}/src/engine.ts`, '*']] },
   { file: `${BASIC}/src/projection-region.ts`, from: [[`${COMPACTION}/src/region.ts`, '*']] },
   {
     file: `${BASIC}/src/projection-replay.ts`,
-    from: [[`${CORE}/replay.ts`, ['ReplayedRequest', 'ChunkEvent', 'ProjectionEvent', 'opensRequest', 'RequestReplay']]],
+    from: [
+      [`${CORE}/replay.ts`, ['ReplayedRequest', 'ChunkEvent', 'ProjectionEvent', 'opensRequest', 'RequestReplay']],
+      [`${CORE}/surface.ts`, '*'],
+    ],
   },
   { file: `${BASIC}/tests/projection-calibration.spec.ts`, from: [[`${COMPACTION}/tests/calibration.test.ts`, '*']] },
   { file: `${BASIC}/tests/projection-config.spec.ts`, from: [[`${COMPACTION}/tests/config.test.ts`, '*']] },
@@ -90,7 +95,7 @@ export const BOUND: Record<string, Record<string, string>> = {
 }
 
 /** The workspace packages whose index re-exports the modules above. */
-const WORKSPACE_PACKAGES: Record<string, string> = {
+export const WORKSPACE_PACKAGES: Record<string, string> = {
   '@dsh-seam/agent-context': `${CORE}/index.ts`,
   '@dsh-seam/agent-loop-patch': `${HOST}/index.ts`,
 }

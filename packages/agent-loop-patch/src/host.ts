@@ -19,7 +19,6 @@ import {
   openTurnStart,
   pendingProjectionOf,
   sessionEventAt,
-  surfaceMark,
 } from '@dsh-seam/agent-context'
 
 /** One request attempt's position and rendered inputs. */
@@ -99,6 +98,11 @@ function offer(session: Session): Offer {
     isEverything: selection => everything !== undefined && selection === everything,
     events: () => session.events,
   }
+}
+
+/** A value that changes whenever a surface moves: an append, a replace, or anything that changes its length or tail. */
+function surfaceMark(surface: Session['surface']): string {
+  return `${surface.replaceGeneration}:${surface.nodes.length}:${String(surface.nodes.at(-1))}`
 }
 
 function moved(session: Session, before: Offer): boolean {

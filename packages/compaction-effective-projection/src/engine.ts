@@ -18,7 +18,6 @@ import {
   checkProjection,
   contextNodes,
   NodeIndex,
-  pendingRequiredSeqs,
   sessionEventAt,
 } from '@dsh-seam/agent-context'
 // Type-only: the `ctx.tokenMeter` Context declaration.
@@ -159,8 +158,10 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     /* v8 ignore next -- at the same generation the request's projection was normalized against this surface */
     if ('violation' in checked) return undefined
     const included = new Set(checked.included.map(at => index.seqs[at] as number))
-    const sent = sentAfterPrune(included, this.prune(session, included))
-    const required = new Set(pendingRequiredSeqs(contextNodes(session.surface.nodes, sessionEventAt(session)), session))
+    const pruned = this.prune(session, included)
+    const sent = sentAfterPrune(included, pruned)
+    const after = pruned.length === 0 ? index : NodeIndex.forSession(contextNodes(session.surface.nodes, sessionEventAt(session)), session)
+    const required = new Set(after.required().map(at => after.seqs[at] as number))
     const range = this.projectedRange(session, sent, required, 0)
     if (range === null) return null
     const result = await this.compactRegion(range.start, range.end, agent, signal)

@@ -328,14 +328,3 @@ export function openTurnStart(length: number, eventAt: (seq: number) => SessionE
   for (let seq = length - 1; seq >= 0; seq--) if (eventAt(seq)?.type === 'turn/start') return seq
   return -1
 }
-
-/**
- * The required seqs of the request a live session is about to send ({@link NodeIndex.required}).
- * @param nodes - the current message-bearing nodes in surface order.
- * @param session - the session.
- * @returns required seqs in surface order.
- */
-export function pendingRequiredSeqs(nodes: readonly ContextNode[], session: Session): readonly number[] {
-  const index = NodeIndex.forSession(nodes, session)
-  return Object.freeze(index.required().map(at => index.seqs[at] as number))
-}

@@ -1,13 +1,100 @@
 /**
  * The host's projection normalizer: validate an `agent/context` result against the surface it was chosen from and
- * bring it to the one form the loop sends and logs.
+ * bring it to the one form the loop sends and logs, or refuse it with a typed error.
  * @module @dsh-seam/agent-context/normalize
  */
 
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { AgentContextError, characterCount, describeBounded, isValidRevision, MAX_REVISION_UNITS, REVISION_RULE } from './errors.ts'
+import { deriveEventMessage, foldSurface } from '@deepseek-ai/dsh-session'
+import { isValidRevision, refusedRevision, REVISION_RULE } from './errors.ts'
 import type { NodeIndex } from './nodes.ts'
-import { staleResolver } from './surface.ts'
+
+/** Why a projection was refused. */
+export type AgentContextErrorCode =
+  /** The listener result is not an object with an `include` array, or reading it threw. */
+  | 'invalid-selection'
+  /** `include` holds a value that is not a safe non-negative integer. */
+  | 'invalid-seq'
+  /** `include` names a seq that never was a message-bearing node of this agent's surface. */
+  | 'unknown-seq'
+  /** `revision` is present but not a printable string of at most `MAX_REVISION_LENGTH` characters (`isValidRevision`). */
+  | 'invalid-revision'
+  /** A listener threw or rejected. */
+  | 'listener-failed'
+  /** The surface changed while listeners ran, twice in a row. */
+  | 'surface-changed'
+
+/** The most characters of a thrown value's description an error message carries. */
+const MAX_FAILURE_CHARS = 500
+
+/**
+ * {@link describeValue}, cut to {@link MAX_FAILURE_CHARS} characters with the length it had.
+ * @param value - an untrusted value.
+ * @returns a bounded description.
+ */
+export function describeBounded(value: unknown): string {
+  const text = describeValue(value)
+  return text.length <= MAX_FAILURE_CHARS ? text : `${text.slice(0, MAX_FAILURE_CHARS)}… (${text.length} characters)`
+}
+
+/**
+ * A refused `agent/context` projection, naming the agent, the listener revision and the offending values. The message
+ * starts with `agent/context [<code>]`: DSH records a failed turn's error as text (`turn/end` `{ message, code:
+ * 'UNKNOWN' }`), so the code reaches the log through the message.
+ */
+export class AgentContextError extends Error {
+  override readonly name = 'AgentContextError'
+
+  /**
+   * @param code - why the projection was refused.
+   * @param agent - the session id of the agent whose request it was.
+   * @param revision - the listener's `revision`, when it supplied a valid one.
+   * @param values - the offending values, at most the first eight are shown.
+   * @param detail - one sentence on what was wrong.
+   * @param failure - the thrown value behind `listener-failed` and unreadable results. It is kept on
+   *   {@link AgentContextError.failure}, not as `cause`: DSH logs a failed turn's error with its whole cause chain, and
+   *   the message already names it once, bounded.
+   */
+  constructor(
+    readonly code: AgentContextErrorCode,
+    readonly agent: string,
+    readonly revision: string | undefined,
+    readonly values: readonly unknown[],
+    detail: string,
+    readonly failure?: unknown,
+  ) {
+    const shown = values.length === 0 ? '' : `: ${values.slice(0, 8).map(describeValue).join(', ')}${values.length > 8 ? `, … (${values.length} in all)` : ''}`
+    super(`agent/context [${code}] for agent ${JSON.stringify(agent)}${revision === undefined ? '' : ` (revision ${JSON.stringify(revision)})`} ${detail}${shown}`)
+  }
+}
+
+/** `JSON.stringify` typed as it behaves: undefined for an object whose `toJSON` returns undefined. */
+function jsonOf(value: object): string | undefined {
+  return JSON.stringify(value)
+}
+
+/**
+ * One line naming any value, whatever it is: a throwing getter, `toString` or proxy trap never escapes.
+ * @param value - an untrusted value (a listener result or a thrown value).
+ * @returns a short description.
+ */
+export function describeValue(value: unknown): string {
+  try {
+    if (typeof value === 'string') return JSON.stringify(value)
+    if (typeof value === 'bigint') return `${value}n`
+    if (typeof value === 'symbol') return value.toString()
+    if (typeof value !== 'object' || value === null) return String(value)
+    if (value instanceof Error) return `${value.name}: ${value.message}`
+    return jsonOf(value) ?? Object.prototype.toString.call(value)
+  } catch {
+    // A cyclic value, a throwing getter or toString, a revoked proxy: its tag still names the offender.
+    try {
+      return Object.prototype.toString.call(value)
+    } catch {
+      return 'an unreadable value'
+    }
+  }
+}
 
 /** A validated selection: every listed seq is a current node, in surface order, closed under the host's rules. */
 export interface NormalizedProjection {
@@ -53,7 +140,7 @@ function read(agent: string, selection: unknown): { include: unknown[]; revision
     throw new AgentContextError('invalid-selection', agent, undefined, [], `returned a result that cannot be read (${describeBounded(error)})`, error)
   }
   if (revision !== undefined && !isValidRevision(revision)) {
-    throw new AgentContextError('invalid-revision', agent, undefined, [typeof revision === 'string' ? `${revision.slice(0, 40)}${revision.length > 40 ? '…' : ''} (${revisionSize(revision)})` : revision], `returned a revision that is not ${REVISION_RULE}`)
+    throw new AgentContextError('invalid-revision', agent, undefined, [refusedRevision(revision)], `returned a revision that is not ${REVISION_RULE}`)
   }
   if (items === undefined) {
     throw new AgentContextError('invalid-selection', agent, revision, [include], 'returned an include that is not an array')
@@ -61,15 +148,10 @@ function read(agent: string, selection: unknown): { include: unknown[]; revision
   return { include: items, revision }
 }
 
-/** A refused revision's size in the unit that refused it. */
-function revisionSize(revision: string): string {
-  return revision.length > MAX_REVISION_UNITS ? `${revision.length} UTF-16 code units` : `${characterCount(revision)} characters`
-}
-
 /**
  * Validate and normalize one `agent/context` result. The result must be an object whose `include` is an array of
  * safe non-negative integers and whose `revision`, if present, is a printable string of at most
- * {@link MAX_REVISION_LENGTH} characters as users count them (`isValidRevision`). A seq a compaction replaced
+ * `MAX_REVISION_LENGTH` characters as users count them (`isValidRevision`). A seq a compaction replaced
  * resolves to its replacement or is dropped (counted in `stale`); a seq that never was a node is refused. Then
  * duplicates go, `requiredSeqs` join, tool units close, the nearest user input joins when the first node is not one
  * ({@link NodeIndex.close}), and surface order is restored.
@@ -141,4 +223,36 @@ export function normalizeOffer(
   selection: unknown,
 ): NormalizedProjection {
   return normalizeSelection({ agent, index, requiredSeqs, resolve: staleResolver(log, seq => index.position.has(seq)) }, selection)
+}
+
+/**
+ * Resolve seqs a listener named that are not on the current surface: a seq a compaction replaced resolves to the
+ * node that replaced it (transitively), or to `null` when that node is gone or bears no message; a seq that never
+ * was a message-bearing surface node resolves to `undefined`. Folds the log once, on first use, with the session's own
+ * `foldSurface`.
+ * @param log - the session log, read on first use.
+ * @param onSurface - whether a seq is a current message-bearing node.
+ * @returns the resolver.
+ */
+function staleResolver(
+  log: () => readonly SessionEvent[],
+  onSurface: (seq: number) => boolean,
+): (seq: number) => number | null | undefined {
+  let events: readonly SessionEvent[] | undefined
+  let replacedBy: ReadonlyMap<number, number> | undefined
+  return (seq) => {
+    if (events === undefined || replacedBy === undefined) {
+      events = log()
+      const replaced = new Map<number, number>()
+      for (const replacement of foldSurface(events).replacements) {
+        for (const shadowed of replacement.shadowedSeqs) replaced.set(shadowed, replacement.seq)
+      }
+      replacedBy = replaced
+    }
+    const event = events[seq]
+    if (event === undefined || deriveEventMessage(event) === null || !replacedBy.has(seq)) return undefined
+    let current = seq
+    for (let next = replacedBy.get(current); next !== undefined; next = replacedBy.get(current)) current = next
+    return onSurface(current) ? current : null
+  }
 }

@@ -1,12 +1,12 @@
 /**
  * The model-visible surface folded from a session log one event at a time, like the session's `SurfaceManager`, with its
- * message-bearing nodes indexed for the host's rules; and the resolution of seqs a compaction replaced.
+ * message-bearing nodes indexed for the host's rules.
  * @module @dsh-seam/agent-context/surface
  */
 
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { deriveEventMessage, foldSurface, isSurfaceEvent } from '@deepseek-ai/dsh-session'
+import { deriveEventMessage, isSurfaceEvent } from '@deepseek-ai/dsh-session'
 import { ReplayError } from './errors.ts'
 import { NodeIndex, replacedSources } from './nodes.ts'
 
@@ -60,46 +60,4 @@ export class SurfaceFold {
     }
     this.index = NodeIndex.of(nodes, before.turnStart, seq => replacedSources(seq, at => this.events[at]))
   }
-}
-
-/**
- * Resolve seqs a listener named that are not on the current surface: a seq a compaction replaced resolves to the
- * node that replaced it (transitively), or to `null` when that node is gone or bears no message; a seq that never
- * was a message-bearing surface node resolves to `undefined`. Folds the log once, on first use, with the session's own
- * `foldSurface`.
- * @param log - the session log, read on first use.
- * @param onSurface - whether a seq is a current message-bearing node.
- * @returns the resolver.
- */
-export function staleResolver(
-  log: () => readonly SessionEvent[],
-  onSurface: (seq: number) => boolean,
-): (seq: number) => number | null | undefined {
-  let events: readonly SessionEvent[] | undefined
-  let replacedBy: ReadonlyMap<number, number> | undefined
-  return (seq) => {
-    if (events === undefined || replacedBy === undefined) {
-      events = log()
-      const replaced = new Map<number, number>()
-      for (const replacement of foldSurface(events).replacements) {
-        for (const shadowed of replacement.shadowedSeqs) replaced.set(shadowed, replacement.seq)
-      }
-      replacedBy = replaced
-    }
-    const event = events[seq]
-    if (event === undefined || deriveEventMessage(event) === null || !replacedBy.has(seq)) return undefined
-    let current = seq
-    for (let next = replacedBy.get(current); next !== undefined; next = replacedBy.get(current)) current = next
-    return onSurface(current) ? current : null
-  }
-}
-
-/**
- * A value that changes whenever a surface moves: an append, a replace, or anything that changes its length or tail.
- * Two listeners' views of one surface are the same surface iff their marks are equal.
- * @param surface - a session surface.
- * @returns the mark.
- */
-export function surfaceMark(surface: { readonly nodes: readonly number[]; readonly replaceGeneration: number }): string {
-  return `${surface.replaceGeneration}:${surface.nodes.length}:${surface.nodes.at(-1) ?? ''}`
 }

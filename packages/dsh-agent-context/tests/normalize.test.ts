@@ -1,83 +1,51 @@
-import type { ContextNode } from '@deepseek-ai/dsh-agent'
+import type { UserMessage } from '@deepseek-ai/dsh-llm'
+import { CallId, createAssistantMessage, createToolResultMessage, createUserMessage } from '@deepseek-ai/dsh-llm'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { AgentContextErrorCode } from '../src/errors.ts'
-import { AgentContextError, MAX_REVISION_LENGTH } from '../src/errors.ts'
-import { isUserInput, NodeIndex, toolUnits } from '../src/nodes.ts'
-import { normalizeSelection } from '../src/normalize.ts'
-import { assistantMessage, seqsFrom, surfaceArb, toolResultMessage, userMessage } from './support.ts'
+import { MAX_REVISION_LENGTH } from '../src/errors.ts'
+import { NodeIndex } from '../src/nodes.ts'
+import type { AgentContextErrorCode } from '../src/normalize.ts'
+import { AgentContextError, normalizeSelection } from '../src/normalize.ts'
 
-/** The host's rules written out plainly, as the oracle for the normalizer. */
-function expectedInclude(nodes: readonly ContextNode[], units: readonly (readonly number[])[], seqs: readonly number[]): number[] {
-  const chosen = new Set(seqs)
-  for (const unit of units) if (unit.some(seq => chosen.has(seq))) for (const seq of unit) chosen.add(seq)
-  const ordered = nodes.filter(node => chosen.has(node.seq))
-  const first = ordered[0]
-  if (first !== undefined && !isUserInput(first.message)) {
-    const before = nodes.slice(0, nodes.indexOf(first)).findLast(node => isUserInput(node.message))
-    if (before !== undefined) chosen.add(before.seq)
-  }
-  return nodes.filter(node => chosen.has(node.seq)).map(node => node.seq)
-}
+const userMessage = (text: string): UserMessage => createUserMessage({ content: [{ type: 'text', text }], source: { kind: 'user' } })
+const assistantMessage = (text: string, calls: readonly string[] = []) => createAssistantMessage({
+  content: [{ type: 'text', text }, ...calls.map(id => ({ type: 'tool-call' as const, id: CallId(id), name: 'echo', arguments: '{}' }))],
+  source: { provider: 'fake', model: 'fake-model' },
+})
+const toolResultMessage = (id: string) => createToolResultMessage({ callId: CallId(id), content: [{ type: 'text', text: `result of ${id}` }], isError: false })
 
-describe('normalizeSelection over random surfaces with tool units', () => {
-  it('returns the closure of include ∪ requiredSeqs under the host rules, in surface order, without duplicates', () => {
-    const caseArb = surfaceArb().chain(surface => fc.record({
-      surface: fc.constant(surface),
-      include: seqsFrom(surface.nodes, 30),
-      required: seqsFrom(surface.nodes, 4),
+describe('normalizeSelection', () => {
+  // Two turns, a two-call unit and a one-call unit, in a seq order a replace leaves behind.
+  const nodes = [
+    { seq: 40, message: userMessage('summary of 1-30') },
+    { seq: 31, message: userMessage('question') },
+    { seq: 32, message: assistantMessage('calling', ['a', 'b']) },
+    { seq: 33, message: toolResultMessage('a') },
+    { seq: 34, message: toolResultMessage('b') },
+    { seq: 35, message: assistantMessage('answer') },
+    { seq: 36, message: userMessage('next question') },
+    { seq: 37, message: assistantMessage('calling', ['c']) },
+    { seq: 38, message: toolResultMessage('c') },
+  ]
+  const index = NodeIndex.of(nodes)
+  const seqs = nodes.map(node => node.seq)
+  const seqArb = fc.array(fc.constantFrom(...seqs), { maxLength: 20 })
+
+  it('returns NodeIndex.close of include ∪ requiredSeqs, with the revision, counting nothing stale', () => {
+    const caseArb = fc.record({
+      include: seqArb,
+      required: fc.array(fc.constantFrom(...seqs), { maxLength: 3 }),
       revision: fc.option(fc.string({ unit: 'grapheme-ascii', maxLength: 30 }), { nil: undefined }),
-    }))
-    fc.assert(fc.property(caseArb, ({ surface, include, required, revision }) => {
-      const result = normalizeSelection(
-        { agent: 'a1', index: NodeIndex.of(surface.nodes), requiredSeqs: required },
-        revision === undefined ? { include } : { include, revision },
-      )
-      expect(result.include).toEqual(expectedInclude(surface.nodes, surface.units, [...include, ...required]))
-      const chosen = new Set(result.include)
-      for (const unit of surface.units) {
-        expect(unit.every(seq => chosen.has(seq)) || unit.every(seq => !chosen.has(seq))).toBe(true)
-      }
-      const first = surface.nodes.find(node => chosen.has(node.seq))
-      if (first !== undefined && !isUserInput(first.message)) {
-        expect(surface.nodes.slice(0, surface.nodes.indexOf(first)).some(node => isUserInput(node.message))).toBe(false)
-      }
-      expect(result.isDefault).toBe(result.include.length === surface.nodes.length)
+    })
+    fc.assert(fc.property(caseArb, ({ include, required, revision }) => {
+      const result = normalizeSelection({ agent: 'a1', index, requiredSeqs: required }, revision === undefined ? { include } : { include, revision })
+      const positions = index.close([...include, ...required].map(seq => index.position.get(seq) as number))
+      expect(result.positions).toEqual(positions)
+      expect(result.include).toEqual(positions.map(at => seqs[at]))
+      expect(result.isDefault).toBe(positions.length === nodes.length)
       expect(result.revision).toBe(revision)
       expect(result.stale).toBe(0)
     }), { numRuns: 300 })
-  })
-
-  it('groups tool units exactly as the generator built them', () => {
-    fc.assert(fc.property(surfaceArb(), (surface) => {
-      const expected = new Map<number, readonly number[]>()
-      for (const unit of surface.units) if (unit.length > 1) for (const seq of unit) expected.set(seq, unit)
-      expect(toolUnits(surface.nodes)).toEqual(expected)
-    }), { numRuns: 200 })
-  })
-
-  it('finds the call of a result that arrives after a later call message', () => {
-    const nodes = [
-      { seq: 10, message: assistantMessage('first', ['a']) },
-      { seq: 11, message: assistantMessage('second', ['b']) },
-      { seq: 12, message: toolResultMessage('b') },
-      { seq: 13, message: toolResultMessage('a') },
-    ]
-    expect(toolUnits(nodes)).toEqual(new Map([[10, [10, 13]], [13, [10, 13]], [11, [11, 12]], [12, [11, 12]]]))
-    expect(normalizeSelection({ agent: 'a1', index: NodeIndex.of(nodes), requiredSeqs: [] }, { include: [13] }).include).toEqual([10, 13])
-  })
-
-  it('opens with the nearest user input before a selection that starts with a tool unit', () => {
-    const nodes = [
-      { seq: 1, message: userMessage('first question') },
-      { seq: 2, message: assistantMessage('answer') },
-      { seq: 3, message: userMessage('second question') },
-      { seq: 4, message: assistantMessage('calling', ['c']) },
-      { seq: 5, message: toolResultMessage('c') },
-    ]
-    const index = NodeIndex.of(nodes)
-    expect(normalizeSelection({ agent: 'a1', index, requiredSeqs: [5] }, { include: [] }).include).toEqual([3, 4, 5])
-    expect(normalizeSelection({ agent: 'a1', index, requiredSeqs: [] }, { include: [2] }).include).toEqual([1, 2])
   })
 })
 
@@ -161,38 +129,5 @@ describe('normalizeSelection errors', () => {
 
   it('lists each unknown seq once', () => {
     expect(refusal({ include: [3, 4, 999, 999] }).values).toEqual([4, 999])
-  })
-})
-
-describe('NodeIndex.required', () => {
-  const snapshot = (plugin: string, text: string) => ({
-    ...userMessage(text),
-    source: { kind: 'plugin', plugin, form: 'snapshot', sections: [{ name: plugin, text }] },
-  }) as unknown as ReturnType<typeof userMessage>
-  const runtime = (text: string) => ({ ...userMessage(text), source: { kind: 'plugin', plugin: '@deepseek-ai/dsh-system-prompt' } }) as unknown as ReturnType<typeof userMessage>
-
-  it('is the open turn\'s user input, the newest snapshot per context source, the continuing unit and the tail', () => {
-    const index = NodeIndex.of([
-      { seq: 1, message: runtime('cwd=/a') },
-      { seq: 2, message: snapshot('time-context', '09:00') },
-      { seq: 3, message: userMessage('old question') },
-      { seq: 4, message: assistantMessage('old answer') },
-      { seq: 5, message: snapshot('time-context', '10:00') },
-      { seq: 7, message: userMessage('new question') },
-      { seq: 8, message: userMessage('an attachment') },
-      { seq: 9, message: assistantMessage('calling', ['c']) },
-      { seq: 10, message: toolResultMessage('c') },
-    ], 6)
-    expect(index.required().map(at => index.seqs[at])).toEqual([1, 5, 7, 8, 9, 10])
-  })
-
-  it('forgets the continuing unit once a plain reply follows it', () => {
-    const index = NodeIndex.of([
-      { seq: 1, message: userMessage('q') },
-      { seq: 2, message: assistantMessage('calling', ['c']) },
-      { seq: 3, message: toolResultMessage('c') },
-      { seq: 4, message: assistantMessage('done') },
-    ], 0)
-    expect(index.required().map(at => index.seqs[at])).toEqual([1, 4])
   })
 })

@@ -1,0 +1,98 @@
+import type { ContextNode } from '@deepseek-ai/dsh-agent'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { isUserInput, NodeIndex, toolUnits } from '../src/nodes.ts'
+import { assistantMessage, seqsFrom, surfaceArb, toolResultMessage, userMessage } from './support.ts'
+
+/** The host's rules written out plainly, as the oracle for `NodeIndex.close`. */
+function expectedInclude(nodes: readonly ContextNode[], units: readonly (readonly number[])[], seqs: readonly number[]): number[] {
+  const chosen = new Set(seqs)
+  for (const unit of units) if (unit.some(seq => chosen.has(seq))) for (const seq of unit) chosen.add(seq)
+  const ordered = nodes.filter(node => chosen.has(node.seq))
+  const first = ordered[0]
+  if (first !== undefined && !isUserInput(first.message)) {
+    const before = nodes.slice(0, nodes.indexOf(first)).findLast(node => isUserInput(node.message))
+    if (before !== undefined) chosen.add(before.seq)
+  }
+  return nodes.filter(node => chosen.has(node.seq)).map(node => node.seq)
+}
+
+describe('NodeIndex.close over random surfaces with tool units', () => {
+  it('closes a selection under the host rules, in surface order, without duplicates', () => {
+    const caseArb = surfaceArb().chain(surface => fc.record({ surface: fc.constant(surface), chosen: seqsFrom(surface.nodes, 30) }))
+    fc.assert(fc.property(caseArb, ({ surface, chosen }) => {
+      const index = NodeIndex.of(surface.nodes)
+      const closed = index.close(chosen.map(seq => index.position.get(seq) as number)).map(at => index.seqs[at])
+      expect(closed).toEqual(expectedInclude(surface.nodes, surface.units, chosen))
+      const kept = new Set(closed)
+      for (const unit of surface.units) {
+        expect(unit.every(seq => kept.has(seq)) || unit.every(seq => !kept.has(seq))).toBe(true)
+      }
+    }), { numRuns: 300 })
+  })
+
+  it('groups tool units exactly as the generator built them', () => {
+    fc.assert(fc.property(surfaceArb(), (surface) => {
+      const expected = new Map<number, readonly number[]>()
+      for (const unit of surface.units) if (unit.length > 1) for (const seq of unit) expected.set(seq, unit)
+      expect(toolUnits(surface.nodes)).toEqual(expected)
+    }), { numRuns: 200 })
+  })
+
+  it('finds the call of a result that arrives after a later call message', () => {
+    const nodes = [
+      { seq: 10, message: assistantMessage('first', ['a']) },
+      { seq: 11, message: assistantMessage('second', ['b']) },
+      { seq: 12, message: toolResultMessage('b') },
+      { seq: 13, message: toolResultMessage('a') },
+    ]
+    expect(toolUnits(nodes)).toEqual(new Map([[10, [10, 13]], [13, [10, 13]], [11, [11, 12]], [12, [11, 12]]]))
+    const index = NodeIndex.of(nodes)
+    expect(index.close([3]).map(at => index.seqs[at])).toEqual([10, 13])
+  })
+
+  it('opens with the nearest user input before a selection that starts with a tool unit', () => {
+    const index = NodeIndex.of([
+      { seq: 1, message: userMessage('first question') },
+      { seq: 2, message: assistantMessage('answer') },
+      { seq: 3, message: userMessage('second question') },
+      { seq: 4, message: assistantMessage('calling', ['c']) },
+      { seq: 5, message: toolResultMessage('c') },
+    ])
+    expect(index.close([4]).map(at => index.seqs[at])).toEqual([3, 4, 5])
+    expect(index.close([1]).map(at => index.seqs[at])).toEqual([1, 2])
+  })
+})
+
+describe('NodeIndex.required', () => {
+  const snapshot = (plugin: string, text: string) => ({
+    ...userMessage(text),
+    source: { kind: 'plugin', plugin, form: 'snapshot', sections: [{ name: plugin, text }] },
+  }) as unknown as ReturnType<typeof userMessage>
+  const runtime = (text: string) => ({ ...userMessage(text), source: { kind: 'plugin', plugin: '@deepseek-ai/dsh-system-prompt' } }) as unknown as ReturnType<typeof userMessage>
+
+  it('is the open turn\'s user input, the newest snapshot per context source, the continuing unit and the tail', () => {
+    const index = NodeIndex.of([
+      { seq: 1, message: runtime('cwd=/a') },
+      { seq: 2, message: snapshot('time-context', '09:00') },
+      { seq: 3, message: userMessage('old question') },
+      { seq: 4, message: assistantMessage('old answer') },
+      { seq: 5, message: snapshot('time-context', '10:00') },
+      { seq: 7, message: userMessage('new question') },
+      { seq: 8, message: userMessage('an attachment') },
+      { seq: 9, message: assistantMessage('calling', ['c']) },
+      { seq: 10, message: toolResultMessage('c') },
+    ], 6)
+    expect(index.required().map(at => index.seqs[at])).toEqual([1, 5, 7, 8, 9, 10])
+  })
+
+  it('forgets the continuing unit once a plain reply follows it', () => {
+    const index = NodeIndex.of([
+      { seq: 1, message: userMessage('q') },
+      { seq: 2, message: assistantMessage('calling', ['c']) },
+      { seq: 3, message: toolResultMessage('c') },
+      { seq: 4, message: assistantMessage('done') },
+    ], 0)
+    expect(index.required().map(at => index.seqs[at])).toEqual([1, 4])
+  })
+})
