@@ -78,7 +78,7 @@ function jsonOf(value: object): string | undefined {
  * @param value - an untrusted value (a listener result or a thrown value).
  * @returns a short description.
  */
-export function describeValue(value: unknown): string {
+function describeValue(value: unknown): string {
   try {
     if (typeof value === 'string') return JSON.stringify(value)
     if (typeof value === 'bigint') return `${value}n`

@@ -12,7 +12,7 @@ import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agen
 import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent, SessionHeader } from '@deepseek-ai/dsh-session'
 import type { NodeIndex } from '@dsh-seam/agent-context'
-import { AgentContextError, describeValue, isUserInput, normalizeOffer } from '@dsh-seam/agent-context'
+import { AgentContextError, describeBounded, isUserInput, normalizeOffer } from '@dsh-seam/agent-context'
 import { priceRequest } from '@dsh-seam/compaction-effective-projection'
 import type { LogAnalysis, RequestSummary, RequestView, TokenPricer } from './analyze.ts'
 import { LogAnalyzer } from './analyze.ts'
@@ -102,7 +102,7 @@ export async function loadPolicy(module: string): Promise<LoadedPolicy> {
   } catch (error: unknown) {
     const code = (error as { code?: unknown }).code
     if (code === 'ERR_MODULE_NOT_FOUND' && target === module) throw new PolicyError('policy-not-found', module, 'no such file or package', { cause: error })
-    throw new PolicyError('invalid-policy', module, `does not load: ${describeValue(error)}`, { cause: error })
+    throw new PolicyError('invalid-policy', module, `does not load: ${describeBounded(error)}`, { cause: error })
   }
   if (typeof loaded.createListener !== 'function') throw new PolicyError('invalid-policy', module, 'exports no createListener function (see dsh-seam --help)')
   if (loaded.probes !== undefined && typeof loaded.probes !== 'function') throw new PolicyError('invalid-policy', module, 'exports probes that is not a function of the turn count')
@@ -315,7 +315,7 @@ function touchedOr(policy: string, touched: readonly string[], where: string, er
   if (touched.length > 0) {
     return new PolicyError('live-agent', policy, `its ${where} touched ${[...new Set(touched)].join(', ')}: a listener that calls the agent or its tools cannot be replayed from a log`, { cause: error })
   }
-  return new PolicyError('listener-failed', policy, `${where} failed: ${describeValue(error)}`, { cause: error })
+  return new PolicyError('listener-failed', policy, `${where} failed: ${describeBounded(error)}`, { cause: error })
 }
 
 /** Run one policy's listener on a request's surface and normalize its result as the host does. */
