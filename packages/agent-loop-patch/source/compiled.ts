@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
-import { BOUND, LOOP, SESSION, TARGETS, WORKSPACE_PACKAGES } from './generate.ts'
+import { BOUND, exportingModule, LOOP, SESSION, TARGETS } from './generate.ts'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..')
 const VERSION = '0.1.0-rc.8'
@@ -135,20 +135,6 @@ function exportersOf(place: Place): Map<string, string> {
     }
   }
   return exporters
-}
-
-/** The workspace module a workspace package's index re-exports a name from. */
-function exportingModule(specifier: string, name: string): string | undefined {
-  const index = WORKSPACE_PACKAGES[specifier]
-  if (index === undefined) return undefined
-  const source = ts.createSourceFile(index, readFileSync(join(ROOT, index), 'utf8'), ts.ScriptTarget.Latest, true)
-  for (const statement of source.statements) {
-    if (!ts.isExportDeclaration(statement) || statement.exportClause === undefined || !ts.isNamedExports(statement.exportClause)) continue
-    if (statement.exportClause.elements.some((e) => e.name.text === name)) {
-      return posix.join(posix.dirname(index), (statement.moduleSpecifier as ts.StringLiteral).text)
-    }
-  }
-  return undefined
 }
 
 function libOf(source: string, ext: '.js' | '.d.ts'): string {

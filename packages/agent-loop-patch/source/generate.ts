@@ -95,7 +95,7 @@ export const BOUND: Record<string, Record<string, string>> = {
 }
 
 /** The workspace packages whose index re-exports the modules above. */
-export const WORKSPACE_PACKAGES: Record<string, string> = {
+const WORKSPACE_PACKAGES: Record<string, string> = {
   '@dsh-seam/agent-context': `${CORE}/index.ts`,
   '@dsh-seam/agent-loop-patch': `${HOST}/index.ts`,
 }
@@ -211,11 +211,24 @@ function usedNames(statement: ts.Statement): Set<string> {
 /** Resolve a relative or workspace-package import of `from` to a workspace module path, if it is one. */
 function workspaceModule(from: string, specifier: string, name: string): string | undefined {
   if (specifier.startsWith('.')) return relative(ROOT, join(ROOT, dirname(from), specifier))
-  const index = WORKSPACE_PACKAGES[specifier]
-  if (index === undefined) {
+  if (WORKSPACE_PACKAGES[specifier] === undefined) {
     if (specifier.startsWith('@dsh-seam/')) throw new GenerateError(`${from}: ${name} comes from ${specifier}, which the generator does not map`)
     return undefined
   }
+  const path = exportingModule(specifier, name)
+  if (path === undefined) throw new GenerateError(`${from}: ${specifier} does not export ${name}`)
+  return path
+}
+
+/**
+ * The workspace module a mapped workspace package's index re-exports a name from ({@link WORKSPACE_PACKAGES}).
+ * @param specifier - a workspace package name.
+ * @param name - an exported name.
+ * @returns the module's repo-relative path, or undefined when the package is not mapped or does not export the name.
+ */
+export function exportingModule(specifier: string, name: string): string | undefined {
+  const index = WORKSPACE_PACKAGES[specifier]
+  if (index === undefined) return undefined
   const source = ts.createSourceFile(index, readFileSync(join(ROOT, index), 'utf8'), ts.ScriptTarget.Latest, true)
   for (const statement of source.statements) {
     if (!ts.isExportDeclaration(statement) || statement.exportClause === undefined || !ts.isNamedExports(statement.exportClause)) continue
@@ -223,7 +236,7 @@ function workspaceModule(from: string, specifier: string, name: string): string 
       return relative(ROOT, join(ROOT, dirname(index), (statement.moduleSpecifier as ts.StringLiteral).text))
     }
   }
-  throw new GenerateError(`${from}: ${specifier} does not export ${name}`)
+  return undefined
 }
 
 /**
