@@ -229,6 +229,17 @@ describe('events whose data is not what their type declares', () => {
     }
   })
 
+  it('a surface replace of a range that is not on the surface is a violation DSH\'s own fold names', async () => {
+    const line = lines.findLastIndex(text => JSON.parse(text || 'null')?.type === 'assistant/message') + 1
+    const path = edited((copy) => {
+      const record = JSON.parse(copy[line - 1]!) as Record<string, unknown>
+      copy[line - 1] = JSON.stringify({ ...record, surfaceOp: { op: 'replace', start: 100_000, end: 100_001 } })
+    })
+    const run = await dshContext('verify', path, '--quiet')
+    expect(run.status).toBe(EXIT.violation)
+    expect(run.stderr).toMatch(new RegExp(`^dsh-seam verify: .* line ${line} \\(seq \\d+, turn \\d+ step \\d+.*\\): \\[invalid-surface\\] .*refused by DSH's surface fold`))
+  })
+
   it('a projection whose fields are not the encoded form is a violation naming its request', async () => {
     const line = lineOfType('request/projection')
     const run = await dshContext('verify', withData(line, old => ({ ...old, include: 'all' })), '--quiet')

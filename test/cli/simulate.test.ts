@@ -119,6 +119,8 @@ describe('a listener that touches the live agent', () => {
   it.each([
     ['exports no listener factory', 'export const name = "empty"', 'invalid-policy', 'exports no createListener function'],
     ['names seqs that are not nodes', 'export function createListener() { return () => ({ include: [1e9] }) }', 'invalid-selection', 'unknown-seq'],
+    ['returns no selection', 'export function createListener() { return () => ({ include: "3,5" }) }', 'invalid-selection', 'returned { include: \'3,5\' }, not { include: number[], revision?: string }'],
+    ['returns an unreadable selection', 'export function createListener() { return () => ({ get include() { throw new Error("getter") } }) }', 'invalid-selection', 'cannot be read: Error: getter'],
     ['throws', 'export function createListener() { return () => { throw new Error("no budget") } }', 'listener-failed', 'no budget'],
   ])('a policy module that %s exits 2 with one line', (_, source, code, said) => {
     const module = join(root, `bad-${code}.mjs`)

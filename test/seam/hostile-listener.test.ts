@@ -14,20 +14,15 @@ const dsh = await patchedDsh()
 
 type Hostile = (nodes: readonly { seq: number }[]) => unknown
 
-const throwingGetter = { get include(): never { throw new Error('getter exploded') } }
 const nullProto = Object.create(null) as object
 
 const cases: { name: string; result: Hostile; code: string; message: RegExp }[] = [
   { name: 'an unknown seq', result: nodes => ({ include: [nodes[0]!.seq, 999_999], revision: 'r1' }), code: 'unknown-seq', message: /agent "hostile-0" \(revision "r1"\) named seqs that never were message-bearing nodes of its surface: 999999$/ },
   { name: 'a non-surface seq of its own log', result: () => ({ include: [1], revision: 'r2' }), code: 'unknown-seq', message: /\(revision "r2"\) named seqs .*: 1$/ },
-  { name: 'a non-array include', result: () => ({ include: '4,5', revision: 'r3' }), code: 'invalid-selection', message: /\(revision "r3"\) returned an include that is not an array: "4,5"$/ },
-  { name: 'a non-object result', result: () => 42, code: 'invalid-selection', message: /returned a result that is not an object with an include array: 42$/ },
-  { name: 'non-integer seqs', result: nodes => ({ include: [nodes[0]!.seq + 0.5, Number.NaN, '4', -1] }), code: 'invalid-seq', message: /returned include values that are not seqs \(safe non-negative integers\): \d+\.5, NaN, "4", -1$/ },
-  { name: 'a non-string revision', result: nodes => ({ include: [nodes[0]!.seq], revision: 7 }), code: 'invalid-revision', message: /returned a revision that is not a printable string of at most 200 characters \(grapheme clusters; at most 1600 UTF-16 code units\): 7$/ },
+  { name: 'numbers that are no seqs', result: nodes => ({ include: [nodes[0]!.seq + 0.5, Number.NaN, -1] }), code: 'unknown-seq', message: /named seqs that never were message-bearing nodes of its surface: \d+\.5, NaN, -1$/ },
   { name: 'a thrown error', result: () => { throw new RangeError('policy exploded') }, code: 'listener-failed', message: /listener failed: RangeError: policy exploded$/ },
   { name: 'a rejected promise', result: () => Promise.reject(new Error('async policy exploded')), code: 'listener-failed', message: /listener failed: Error: async policy exploded$/ },
-  { name: 'a throwing include getter', result: () => throwingGetter, code: 'invalid-selection', message: /returned a result that cannot be read \(Error: getter exploded\)$/ },
-  { name: 'a thrown null-prototype object', result: () => { throw nullProto }, code: 'listener-failed', message: /listener failed: \{\}$/ },
+  { name: 'a thrown null-prototype object', result: () => { throw nullProto }, code: 'listener-failed', message: /listener failed: \[Object: null prototype\] \{\}$/ },
   { name: 'a revision of 1 MB', result: nodes => ({ include: [nodes[0]!.seq], revision: 'r'.repeat(1_000_000) }), code: 'invalid-revision', message: /\(1000000 UTF-16 code units\)"$/ },
   { name: 'a revision of 201 emoji', result: nodes => ({ include: [nodes[0]!.seq], revision: '🌊'.repeat(201) }), code: 'invalid-revision', message: /\(201 characters\)"$/ },
   { name: 'a revision with a control character', result: nodes => ({ include: [nodes[0]!.seq], revision: 'ok\u001b[2Jforged' }), code: 'invalid-revision', message: /not a printable string/ },

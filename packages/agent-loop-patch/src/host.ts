@@ -11,7 +11,7 @@ import type { RequestProjection, Session, SessionEvent } from '@deepseek-ai/dsh-
 import {
   AgentContextError,
   appendedNodes,
-  describeBounded,
+  describeFailure,
   encodeInclude,
   isValidRevision,
   NodeIndex,
@@ -40,7 +40,7 @@ interface Offer {
   /** The waterfall's default result, made when a listener first calls `next()`; returned unchanged it needs no normalization. */
   everything: () => ContextSelection
   /** Whether {@link Offer.everything} made `selection`. */
-  isEverything: (selection: unknown) => boolean
+  isEverything: (selection: ContextSelection) => boolean
   /** The session's log, read when a selected seq is stale. */
   events: () => readonly SessionEvent[]
 }
@@ -93,7 +93,7 @@ function offer(session: Session): Offer {
     mark: surfaceMark(surface),
     nodes,
     index,
-    requiredSeqs: Object.freeze(index.required().map(at => index.seqs[at] as number)),
+    requiredSeqs: Object.freeze(index.requiredSeqs()),
     everything: () => everything ??= Object.freeze({ include: Object.freeze(index.seqs.slice(0, nodes.length)) }),
     isEverything: selection => everything !== undefined && selection === everything,
     events: () => session.events,
@@ -113,15 +113,15 @@ function moved(session: Session, before: Offer): boolean {
  * Run the waterfall to completion, as the loop awaits `agent/pre-step`: a listener's synchronous or asynchronous
  * result, throw or rejection settles it. After an abort the result is discarded.
  */
-async function select(agent: Agent, dispatch: AgentEventDispatch, request: ProjectionRequest, current: Offer): Promise<unknown> {
+async function select(agent: Agent, dispatch: AgentEventDispatch, request: ProjectionRequest, current: Offer): Promise<ContextSelection> {
   const payload = { ...request, generation: current.generation, nodes: current.nodes, requiredSeqs: current.requiredSeqs }
   const everything = (): Promise<ContextSelection> => Promise.resolve(current.everything())
-  let selection: unknown
+  let selection: ContextSelection
   try {
     selection = await dispatch.waterfall('agent/context', payload, everything)
   } catch (error: unknown) {
     request.signal.throwIfAborted()
-    throw new AgentContextError('listener-failed', String(agent.id), undefined, [], `listener failed: ${describeBounded(error)}`, error)
+    throw new AgentContextError('listener-failed', String(agent.id), undefined, [], `listener failed: ${describeFailure(error)}`, error)
   }
   request.signal.throwIfAborted()
   return selection
@@ -130,7 +130,7 @@ async function select(agent: Agent, dispatch: AgentEventDispatch, request: Proje
 /** One pass: the offer, the waterfall's result and its normalization (undefined for every node). */
 interface Pass {
   current: Offer
-  selection: unknown
+  selection: ContextSelection
   projection: NormalizedProjection | undefined
 }
 
@@ -143,7 +143,7 @@ async function pass(
   dispatch: AgentEventDispatch,
   request: ProjectionRequest,
   final: boolean,
-): Promise<Pass | { moved: Offer; selection: unknown }> {
+): Promise<Pass | { moved: Offer; selection: ContextSelection }> {
   const { session } = agent
   const current = offer(session)
   const selection = await select(agent, dispatch, request, current)
@@ -183,7 +183,7 @@ export async function projectRequestMessages(
   let done = await pass(agent, dispatch, request, false)
   if ('moved' in done) done = await pass(agent, dispatch, request, true)
   if ('moved' in done) {
-    throw new AgentContextError('surface-changed', String(agent.id), revisionOf(done.selection), [done.moved.generation, session.surface.replaceGeneration], 'saw the surface change while its listeners ran, twice; surface generations')
+    throw new AgentContextError('surface-changed', String(agent.id), validRevision(done.selection.revision), [done.moved.generation, session.surface.replaceGeneration], 'saw the surface change while its listeners ran, twice; surface generations')
   }
   const { current, projection } = done
   const pending = (): boolean => pendingProjectionOf(session.seq, sessionEventAt(session)) !== undefined
@@ -204,13 +204,7 @@ export async function projectRequestMessages(
   return normalized.positions.map(at => index.messages[at] as Message)
 }
 
-/** The result's revision when it is one the normalizer would accept, for naming the listener in an error. */
-function revisionOf(selection: unknown): string | undefined {
-  try {
-    const { revision } = selection as { revision?: unknown }
-    return isValidRevision(revision) ? revision : undefined
-  } catch {
-    // An unreadable result names no revision; the surface-changed error still names the agent.
-    return undefined
-  }
+/** A listener's revision when the normalizer would accept it, for naming the listener in an error. */
+function validRevision(revision: string | undefined): string | undefined {
+  return revision !== undefined && isValidRevision(revision) ? revision : undefined
 }

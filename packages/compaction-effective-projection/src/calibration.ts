@@ -90,7 +90,7 @@ export class UsageCalibration {
    * @param length - the log length, grown since the last call (`Session.seq`).
    * @param eventAt - the event of a seq (`sessionEventAt`, or an array's index).
    * @returns the newest request the log records.
-   * @throws {ReplayError} when the log's requests cannot be rebuilt; the failing event is read again next time.
+   * @throws {ReplayError} when a projection the log records does not match its request.
    */
   follow(length: number, eventAt: (seq: number) => SessionEvent | undefined): ReplayedRequest | undefined {
     for (; this.fed < length; this.fed++) {

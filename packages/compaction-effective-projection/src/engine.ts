@@ -18,6 +18,7 @@ import {
   checkProjection,
   contextNodes,
   NodeIndex,
+  openTurnStart,
   sessionEventAt,
 } from '@dsh-seam/agent-context'
 // Type-only: the `ctx.tokenMeter` Context declaration.
@@ -31,6 +32,12 @@ import { selectProjectedRange, sentAfterPrune, sentAfterReplacement } from './re
 
 /** What `agent/context-selected` shows: the request about to be sent, as the host will send it. */
 type SelectedContext = Parameters<Events['agent/context-selected']>[0]
+
+/** The session's current message-bearing nodes, indexed with the open turn. */
+function surfaceIndex(session: Session): NodeIndex {
+  const eventAt = sessionEventAt(session)
+  return NodeIndex.read(contextNodes(session.surface.nodes, eventAt), openTurnStart(session.seq, eventAt), eventAt)
+}
 
 function requestTarget(agent: Agent): Pick<LlmCallConfig, 'provider' | 'model'> | undefined {
   const routed = agent.session.requestHeader()?.config
@@ -153,15 +160,15 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const { session } = agent
     const { request } = this.follow(session)
     if (request?.projection === undefined || request.generation !== session.surface.replaceGeneration) return undefined
-    const index = NodeIndex.forSession(contextNodes(session.surface.nodes, sessionEventAt(session)), session)
+    const index = surfaceIndex(session)
     const checked = checkProjection(index, request.projection.include)
     /* v8 ignore next -- at the same generation the request's projection was normalized against this surface */
     if ('violation' in checked) return undefined
     const included = new Set(checked.included.map(at => index.seqs[at] as number))
     const pruned = this.prune(session, included)
     const sent = sentAfterPrune(included, pruned)
-    const after = pruned.length === 0 ? index : NodeIndex.forSession(contextNodes(session.surface.nodes, sessionEventAt(session)), session)
-    const required = new Set(after.required().map(at => after.seqs[at] as number))
+    const after = pruned.length === 0 ? index : surfaceIndex(session)
+    const required = new Set(after.requiredSeqs())
     const range = this.projectedRange(session, sent, required, 0)
     if (range === null) return null
     const result = await this.compactRegion(range.start, range.end, agent, signal)

@@ -42,23 +42,18 @@ export function isValidRevision(revision: unknown): revision is string {
 }
 
 /**
- * A refused revision as an error shows it: a string's first 40 UTF-16 code units with its size in the unit that
- * refused it ({@link isValidRevision}); any other value as it is.
- * @param revision - a value {@link isValidRevision} refused.
+ * A refused revision as an error shows it: its first 40 UTF-16 code units with its size in the unit that refused it
+ * ({@link isValidRevision}).
+ * @param revision - a revision {@link isValidRevision} refused.
  * @returns what the error lists.
  */
-export function refusedRevision(revision: unknown): unknown {
-  if (typeof revision !== 'string') return revision
+export function refusedRevision(revision: string): string {
   const size = revision.length > MAX_REVISION_UNITS ? `${revision.length} UTF-16 code units` : `${characterCount(revision)} characters`
   return `${revision.slice(0, 40)}${revision.length > 40 ? '…' : ''} (${size})`
 }
 
 /** Why a log does not replay. */
 export type ReplayErrorCode =
-  /** An event's seq is not the previous seq plus one (the first event has seq 0). */
-  | 'non-contiguous'
-  /** A surface replace names a range that is not on the surface. */
-  | 'invalid-surface'
   /** A `request/projection` event's fields are not the encoded form (ranges of seq pairs, integer counts). */
   | 'malformed-projection'
   /** A `request/projection` names another turn or step than the request that consumes it. */

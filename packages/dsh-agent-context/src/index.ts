@@ -18,10 +18,9 @@ export {
   openTurnStart,
   sessionEventAt,
   snapshotSource,
-  toolUnits,
 } from './nodes.ts'
 export type { NodesMark } from './nodes.ts'
-export { AgentContextError, describeBounded, normalizeOffer, normalizeSelection } from './normalize.ts'
+export { AgentContextError, describeFailure, normalizeOffer, normalizeSelection } from './normalize.ts'
 export type { AgentContextErrorCode, NormalizeInput, NormalizedProjection } from './normalize.ts'
 export { encodeInclude, pendingProjection, pendingProjectionOf, projectionEvents, requestMessagesFromLog } from './projection.ts'
 export type { LoggedSession } from './projection.ts'

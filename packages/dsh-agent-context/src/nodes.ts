@@ -145,17 +145,6 @@ export class NodeIndex {
   }
 
   /**
-   * {@link NodeIndex.forLog} over a live session, its log read one event at a time ({@link sessionEventAt}).
-   * @param nodes - the session's message-bearing surface nodes in surface order.
-   * @param session - a session of a build with the seam.
-   * @returns the index.
-   */
-  static forSession(nodes: Iterable<{ readonly seq: number; readonly message: Message }>, session: Session): NodeIndex {
-    const eventAt = sessionEventAt(session)
-    return NodeIndex.read(nodes, openTurnStart(session.seq, eventAt), eventAt)
-  }
-
-  /**
    * {@link NodeIndex.forLog} over a log read one event at a time, the open turn already known.
    * @param nodes - the log's message-bearing surface nodes in surface order.
    * @param turnStart - seq of the open turn's `turn/start`.
@@ -238,6 +227,14 @@ export class NodeIndex {
   }
 
   /**
+   * The seqs of {@link NodeIndex.required}, in surface order.
+   * @returns required seqs, ascending.
+   */
+  requiredSeqs(): number[] {
+    return this.required().map(at => this.seqs[at] as number)
+  }
+
+  /**
    * Close a selection under the host's rules: every chosen unit member brings its whole unit, and when the first chosen
    * node is not user input, the nearest user input before it is chosen (a request the loop opens with a user message
    * without a listener opens with one under any selection). Costs what is chosen, not the surface.
@@ -288,23 +285,6 @@ export function replacedSources(seq: number, eventAt: (seq: number) => SessionEv
     const replaced = eventAt(source)
     return replaced !== undefined && isSurfaceEvent(replaced)
   })
-}
-
-/**
- * Group an assistant message carrying tool calls with the nodes carrying its results, by seq ({@link NodeIndex}).
- * Nodes outside any multi-node unit are absent from the map.
- * @param nodes - message-bearing nodes in surface order.
- * @returns each unit member's seq mapped to the unit's seqs in surface order.
- */
-export function toolUnits(nodes: readonly ContextNode[]): Map<number, readonly number[]> {
-  const index = NodeIndex.of(nodes)
-  const byMember = new Map<number, readonly number[]>()
-  for (const unit of index.units) {
-    if (unit.length < 2) continue
-    const seqs = unit.map(at => index.seqs[at] as number)
-    for (const seq of seqs) byMember.set(seq, seqs)
-  }
-  return byMember
 }
 
 /**

@@ -4,6 +4,8 @@
  * @module @dsh-seam/agent-context/normalize
  */
 
+import { inspect } from 'node:util'
+import type { ContextSelection } from '@deepseek-ai/dsh-agent'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage, foldSurface } from '@deepseek-ai/dsh-session'
 import { isValidRevision, refusedRevision, REVISION_RULE } from './errors.ts'
@@ -11,13 +13,9 @@ import type { NodeIndex } from './nodes.ts'
 
 /** Why a projection was refused. */
 export type AgentContextErrorCode =
-  /** The listener result is not an object with an `include` array, or reading it threw. */
-  | 'invalid-selection'
-  /** `include` holds a value that is not a safe non-negative integer. */
-  | 'invalid-seq'
   /** `include` names a seq that never was a message-bearing node of this agent's surface. */
   | 'unknown-seq'
-  /** `revision` is present but not a printable string of at most `MAX_REVISION_LENGTH` characters (`isValidRevision`). */
+  /** `revision` is not a printable string of at most `MAX_REVISION_LENGTH` characters (`isValidRevision`). */
   | 'invalid-revision'
   /** A listener threw or rejected. */
   | 'listener-failed'
@@ -28,12 +26,12 @@ export type AgentContextErrorCode =
 const MAX_FAILURE_CHARS = 500
 
 /**
- * {@link describeValue}, cut to {@link MAX_FAILURE_CHARS} characters with the length it had.
- * @param value - an untrusted value.
+ * A thrown value in one line of at most {@link MAX_FAILURE_CHARS} characters, with the length it had.
+ * @param error - a caught value.
  * @returns a bounded description.
  */
-export function describeBounded(value: unknown): string {
-  const text = describeValue(value)
+export function describeFailure(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : inspect(error, { breakLength: Infinity, compact: true, depth: 4 })
   return text.length <= MAX_FAILURE_CHARS ? text : `${text.slice(0, MAX_FAILURE_CHARS)}… (${text.length} characters)`
 }
 
@@ -49,50 +47,22 @@ export class AgentContextError extends Error {
    * @param code - why the projection was refused.
    * @param agent - the session id of the agent whose request it was.
    * @param revision - the listener's `revision`, when it supplied a valid one.
-   * @param values - the offending values, at most the first eight are shown.
+   * @param values - the offending seqs, generations or refused revision; at most the first eight are shown.
    * @param detail - one sentence on what was wrong.
-   * @param failure - the thrown value behind `listener-failed` and unreadable results. It is kept on
-   *   {@link AgentContextError.failure}, not as `cause`: DSH logs a failed turn's error with its whole cause chain, and
-   *   the message already names it once, bounded.
+   * @param failure - the thrown value behind `listener-failed`. It is kept on {@link AgentContextError.failure}, not
+   *   as `cause`: DSH logs a failed turn's error with its whole cause chain, and the message already names it once,
+   *   bounded.
    */
   constructor(
     readonly code: AgentContextErrorCode,
     readonly agent: string,
     readonly revision: string | undefined,
-    readonly values: readonly unknown[],
+    readonly values: readonly (number | string)[],
     detail: string,
     readonly failure?: unknown,
   ) {
-    const shown = values.length === 0 ? '' : `: ${values.slice(0, 8).map(describeValue).join(', ')}${values.length > 8 ? `, … (${values.length} in all)` : ''}`
+    const shown = values.length === 0 ? '' : `: ${values.slice(0, 8).map(value => typeof value === 'string' ? JSON.stringify(value) : String(value)).join(', ')}${values.length > 8 ? `, … (${values.length} in all)` : ''}`
     super(`agent/context [${code}] for agent ${JSON.stringify(agent)}${revision === undefined ? '' : ` (revision ${JSON.stringify(revision)})`} ${detail}${shown}`)
-  }
-}
-
-/** `JSON.stringify` typed as it behaves: undefined for an object whose `toJSON` returns undefined. */
-function jsonOf(value: object): string | undefined {
-  return JSON.stringify(value)
-}
-
-/**
- * One line naming any value, whatever it is: a throwing getter, `toString` or proxy trap never escapes.
- * @param value - an untrusted value (a listener result or a thrown value).
- * @returns a short description.
- */
-function describeValue(value: unknown): string {
-  try {
-    if (typeof value === 'string') return JSON.stringify(value)
-    if (typeof value === 'bigint') return `${value}n`
-    if (typeof value === 'symbol') return value.toString()
-    if (typeof value !== 'object' || value === null) return String(value)
-    if (value instanceof Error) return `${value.name}: ${value.message}`
-    return jsonOf(value) ?? Object.prototype.toString.call(value)
-  } catch {
-    // A cyclic value, a throwing getter or toString, a revoked proxy: its tag still names the offender.
-    try {
-      return Object.prototype.toString.call(value)
-    } catch {
-      return 'an unreadable value'
-    }
   }
 }
 
@@ -125,52 +95,27 @@ export interface NormalizeInput {
   readonly resolve?: (seq: number) => number | null | undefined
 }
 
-/** Read `include` and `revision` from an untrusted result; whatever reading throws becomes a typed error. */
-function read(agent: string, selection: unknown): { include: unknown[]; revision: string | undefined } {
-  if (typeof selection !== 'object' || selection === null) {
-    throw new AgentContextError('invalid-selection', agent, undefined, [selection], 'returned a result that is not an object with an include array')
-  }
-  let include: unknown
-  let revision: unknown
-  let items: unknown[] | undefined
-  try {
-    ;({ include, revision } = selection as { include?: unknown; revision?: unknown })
-    items = Array.isArray(include) ? Array.from(include as unknown[]) : undefined
-  } catch (error: unknown) {
-    throw new AgentContextError('invalid-selection', agent, undefined, [], `returned a result that cannot be read (${describeBounded(error)})`, error)
-  }
-  if (revision !== undefined && !isValidRevision(revision)) {
-    throw new AgentContextError('invalid-revision', agent, undefined, [refusedRevision(revision)], `returned a revision that is not ${REVISION_RULE}`)
-  }
-  if (items === undefined) {
-    throw new AgentContextError('invalid-selection', agent, revision, [include], 'returned an include that is not an array')
-  }
-  return { include: items, revision }
-}
-
 /**
- * Validate and normalize one `agent/context` result. The result must be an object whose `include` is an array of
- * safe non-negative integers and whose `revision`, if present, is a printable string of at most
- * `MAX_REVISION_LENGTH` characters as users count them (`isValidRevision`). A seq a compaction replaced
- * resolves to its replacement or is dropped (counted in `stale`); a seq that never was a node is refused. Then
- * duplicates go, `requiredSeqs` join, tool units close, the nearest user input joins when the first node is not one
- * ({@link NodeIndex.close}), and surface order is restored.
+ * Validate and normalize one `agent/context` result. Its `revision`, if present, must be a printable string of at most
+ * `MAX_REVISION_LENGTH` characters as users count them (`isValidRevision`): it is logged with the request. A seq a
+ * compaction replaced resolves to its replacement or is dropped (counted in `stale`); a seq that never was a node is
+ * refused. Then duplicates go, `requiredSeqs` join, tool units close, the nearest user input joins when the first node
+ * is not one ({@link NodeIndex.close}), and surface order is restored.
  * @param input - the surface and required seqs the listeners were offered.
- * @param selection - the waterfall's result, untrusted.
+ * @param selection - the waterfall's result.
  * @returns the normalized projection.
  * @throws {AgentContextError} naming the agent, the revision and the offending values.
  */
-export function normalizeSelection(input: NormalizeInput, selection: unknown): NormalizedProjection {
+export function normalizeSelection(input: NormalizeInput, selection: ContextSelection): NormalizedProjection {
   const { agent, index } = input
-  const { include, revision } = read(agent, selection)
-  const invalid = include.filter(seq => !Number.isSafeInteger(seq) || (seq as number) < 0)
-  if (invalid.length > 0) {
-    throw new AgentContextError('invalid-seq', agent, revision, invalid, 'returned include values that are not seqs (safe non-negative integers)')
+  const { include, revision } = selection
+  if (revision !== undefined && !isValidRevision(revision)) {
+    throw new AgentContextError('invalid-revision', agent, undefined, [refusedRevision(revision)], `returned a revision that is not ${REVISION_RULE}`)
   }
   const chosen: number[] = []
   const unknown: number[] = []
   let stale = 0
-  for (const seq of include as number[]) {
+  for (const seq of include) {
     let at = index.position.get(seq)
     if (at === undefined) {
       const resolved = input.resolve?.(seq)
@@ -211,7 +156,7 @@ export function normalizeSelection(input: NormalizeInput, selection: unknown): N
  * @param log - the session log, read on the first stale seq.
  * @param index - the offered nodes, with the open turn.
  * @param requiredSeqs - the offered required seqs.
- * @param selection - the waterfall's result, untrusted.
+ * @param selection - the waterfall's result.
  * @returns the normalized projection.
  * @throws {AgentContextError} naming the agent, the revision and the offending values.
  */
@@ -220,7 +165,7 @@ export function normalizeOffer(
   log: () => readonly SessionEvent[],
   index: NodeIndex,
   requiredSeqs: readonly number[],
-  selection: unknown,
+  selection: ContextSelection,
 ): NormalizedProjection {
   return normalizeSelection({ agent, index, requiredSeqs, resolve: staleResolver(log, seq => index.position.has(seq)) }, selection)
 }

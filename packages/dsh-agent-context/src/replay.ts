@@ -8,7 +8,6 @@ import type { GenerateOptions, Message } from '@deepseek-ai/dsh-llm'
 import type { EpochHeader, RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
 import { canonicalHeader } from '@deepseek-ai/dsh-session'
 import { projectedMessages } from './check.ts'
-import { ReplayError } from './errors.ts'
 import { SurfaceFold } from './surface.ts'
 
 /** One request as its log records it. */
@@ -62,13 +61,9 @@ export class RequestReplay {
    * Fold the next event of the log.
    * @param event - the event at the next seq.
    * @returns the request the event opens, if it is a request's first `assistant/chunk`.
-   * @throws {ReplayError} on a seq gap, a replace outside the surface, or a projection that does not match its request.
+   * @throws {ReplayError} for a projection that does not match its request.
    */
   push(event: SessionEvent): ReplayedRequest | undefined {
-    const expected = this.previous === undefined ? 0 : this.previous.seq + 1
-    if (event.seq !== expected) {
-      throw new ReplayError('non-contiguous', event.seq, `expected seq ${expected} after seq ${expected - 1}`)
-    }
     const { surface } = this
     surface.apply(event)
     let opened: ReplayedRequest | undefined
@@ -117,9 +112,9 @@ export class RequestReplay {
  * messages are the surface derivation at that chunk filtered by the pending `request/projection` (the newest one
  * after the previous chunk and the last `step/start`), which the request consumes. Memory is the surface plus the
  * output: message objects are shared, never cloned.
- * @param events - a session log in seq order, starting at seq 0; any iterable, read once.
+ * @param events - a log the session accepted (contiguous seqs from 0, valid surface ops); any iterable, read once.
  * @returns one entry per request.
- * @throws {ReplayError} on a seq gap, a replace outside the surface, or a projection that does not match its request.
+ * @throws {ReplayError} for a projection that does not match its request.
  */
 export function replayRequests(events: Iterable<SessionEvent>): ReplayedRequest[] {
   const replay = new RequestReplay()

@@ -7,7 +7,6 @@
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage, isSurfaceEvent } from '@deepseek-ai/dsh-session'
-import { ReplayError } from './errors.ts'
 import { NodeIndex, replacedSources } from './nodes.ts'
 
 /** A log's surface, folded event by event. */
@@ -22,9 +21,8 @@ export class SurfaceFold {
   private readonly events: SessionEvent[] = []
 
   /**
-   * Fold the next event.
+   * Fold the next event of a log the session accepted (`Session.append` and the log reader validate its surface ops).
    * @param event - the next event of the log.
-   * @throws {ReplayError} when a replace names a range that is not on the surface.
    */
   apply(event: SessionEvent): void {
     this.events[event.seq] = event
@@ -42,9 +40,6 @@ export class SurfaceFold {
     }
     const startIdx = this.nodes.indexOf(op.start)
     const endIdx = this.nodes.indexOf(op.end)
-    if (startIdx === -1 || endIdx === -1 || startIdx > endIdx) {
-      throw new ReplayError('invalid-surface', event.seq, `surface replace [${op.start}, ${op.end}] is not a range of the surface`)
-    }
     this.nodes.splice(startIdx, endIdx - startIdx + 1, event.seq)
     this.generation += 1
     const before = this.index

@@ -1,7 +1,7 @@
 import type { ContextNode } from '@deepseek-ai/dsh-agent'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { isUserInput, NodeIndex, toolUnits } from '../src/nodes.ts'
+import { isUserInput, NodeIndex } from '../src/nodes.ts'
 import { assistantMessage, seqsFrom, surfaceArb, toolResultMessage, userMessage } from './support.ts'
 
 /** The host's rules written out plainly, as the oracle for `NodeIndex.close`. */
@@ -15,6 +15,18 @@ function expectedInclude(nodes: readonly ContextNode[], units: readonly (readonl
     if (before !== undefined) chosen.add(before.seq)
   }
   return nodes.filter(node => chosen.has(node.seq)).map(node => node.seq)
+}
+
+/** `NodeIndex.units` by seq: each member of a multi-node unit mapped to the unit's seqs. */
+function unitsBySeq(nodes: readonly ContextNode[]): Map<number, readonly number[]> {
+  const index = NodeIndex.of(nodes)
+  const byMember = new Map<number, readonly number[]>()
+  for (const unit of index.units) {
+    if (unit.length < 2) continue
+    const seqs = unit.map(at => index.seqs[at] as number)
+    for (const seq of seqs) byMember.set(seq, seqs)
+  }
+  return byMember
 }
 
 describe('NodeIndex.close over random surfaces with tool units', () => {
@@ -35,7 +47,7 @@ describe('NodeIndex.close over random surfaces with tool units', () => {
     fc.assert(fc.property(surfaceArb(), (surface) => {
       const expected = new Map<number, readonly number[]>()
       for (const unit of surface.units) if (unit.length > 1) for (const seq of unit) expected.set(seq, unit)
-      expect(toolUnits(surface.nodes)).toEqual(expected)
+      expect(unitsBySeq(surface.nodes)).toEqual(expected)
     }), { numRuns: 200 })
   })
 
@@ -46,7 +58,7 @@ describe('NodeIndex.close over random surfaces with tool units', () => {
       { seq: 12, message: toolResultMessage('b') },
       { seq: 13, message: toolResultMessage('a') },
     ]
-    expect(toolUnits(nodes)).toEqual(new Map([[10, [10, 13]], [13, [10, 13]], [11, [11, 12]], [12, [11, 12]]]))
+    expect(unitsBySeq(nodes)).toEqual(new Map([[10, [10, 13]], [13, [10, 13]], [11, [11, 12]], [12, [11, 12]]]))
     const index = NodeIndex.of(nodes)
     expect(index.close([3]).map(at => index.seqs[at])).toEqual([10, 13])
   })
@@ -83,7 +95,7 @@ describe('NodeIndex.required', () => {
       { seq: 9, message: assistantMessage('calling', ['c']) },
       { seq: 10, message: toolResultMessage('c') },
     ], 6)
-    expect(index.required().map(at => index.seqs[at])).toEqual([1, 5, 7, 8, 9, 10])
+    expect(index.requiredSeqs()).toEqual([1, 5, 7, 8, 9, 10])
   })
 
   it('forgets the continuing unit once a plain reply follows it', () => {
@@ -93,6 +105,6 @@ describe('NodeIndex.required', () => {
       { seq: 3, message: toolResultMessage('c') },
       { seq: 4, message: assistantMessage('done') },
     ], 0)
-    expect(index.required().map(at => index.seqs[at])).toEqual([1, 4])
+    expect(index.requiredSeqs()).toEqual([1, 4])
   })
 })

@@ -1,3 +1,4 @@
+import type { ContextSelection } from '@deepseek-ai/dsh-agent'
 import type { UserMessage } from '@deepseek-ai/dsh-llm'
 import { CallId, createAssistantMessage, createToolResultMessage, createUserMessage } from '@deepseek-ai/dsh-llm'
 import fc from 'fast-check'
@@ -5,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { MAX_REVISION_LENGTH } from '../src/errors.ts'
 import { NodeIndex } from '../src/nodes.ts'
 import type { AgentContextErrorCode } from '../src/normalize.ts'
-import { AgentContextError, normalizeSelection } from '../src/normalize.ts'
+import { AgentContextError, describeFailure, normalizeSelection } from '../src/normalize.ts'
 
 const userMessage = (text: string): UserMessage => createUserMessage({ content: [{ type: 'text', text }], source: { kind: 'user' } })
 const assistantMessage = (text: string, calls: readonly string[] = []) => createAssistantMessage({
@@ -77,7 +78,7 @@ describe('normalizeSelection errors', () => {
   ]
   const input = { agent: 'agent-7', index: NodeIndex.of(nodes), requiredSeqs: [7] }
 
-  function refusal(selection: unknown): AgentContextError {
+  function refusal(selection: ContextSelection): AgentContextError {
     try {
       normalizeSelection(input, selection)
     } catch (error: unknown) {
@@ -87,26 +88,9 @@ describe('normalizeSelection errors', () => {
     throw new Error('normalizeSelection accepted the selection')
   }
 
-  const revoked = Proxy.revocable({}, {})
-  revoked.revoke()
-  const throwingGetter = { get include(): never { throw new Error('include getter exploded') } }
-  const nullProtoThrower = { get include(): never { throw Object.create(null) as object } }
-  const trappedArray = new Proxy([3], { get(target, key) { if (key === 'length') throw new TypeError('length trap'); return Reflect.get(target, key) as unknown } })
-
-  const cases: [name: string, selection: unknown, code: AgentContextErrorCode, revision: string | undefined, shown: string[]][] = [
-    ['a non-object result', 42, 'invalid-selection', undefined, ['42']],
-    ['a null result', null, 'invalid-selection', undefined, ['null']],
-    ['a non-array include', { include: '3,5', revision: 'keep-2' }, 'invalid-selection', 'keep-2', ['"3,5"']],
-    ['a throwing include getter', throwingGetter, 'invalid-selection', undefined, ['include getter exploded']],
-    ['a getter throwing a null-prototype object', nullProtoThrower, 'invalid-selection', undefined, ['cannot be read ({})']],
-    ['a revoked proxy', revoked.proxy, 'invalid-selection', undefined, ['cannot be read']],
-    ['an include proxy whose length traps', { include: trappedArray }, 'invalid-selection', undefined, ['length trap']],
-    ['a fractional seq', { include: [3, 1.5], revision: 'r1' }, 'invalid-seq', 'r1', ['1.5']],
-    ['a negative seq', { include: [-1], revision: 'r1' }, 'invalid-seq', 'r1', ['-1']],
-    ['a NaN seq', { include: [Number.NaN], revision: 'r1' }, 'invalid-seq', 'r1', ['NaN']],
-    ['a string seq', { include: ['5'], revision: 'r1' }, 'invalid-seq', 'r1', ['"5"']],
-    ['an unknown seq', { include: [3, 4, 999, 999], revision: 'r2' }, 'unknown-seq', 'r2', ['4', '999']],
-    ['a non-string revision', { include: [3], revision: 7 }, 'invalid-revision', undefined, ['7']],
+  const cases: [name: string, selection: ContextSelection, code: AgentContextErrorCode, revision: string | undefined, shown: string[]][] = [
+    ['a seq that is no node', { include: [3, 4, 999, 999], revision: 'r2' }, 'unknown-seq', 'r2', ['4', '999']],
+    ['a fractional or negative seq', { include: [3, 1.5, -1], revision: 'r1' }, 'unknown-seq', 'r1', ['1.5', '-1']],
     ['a revision over the cap', { include: [3], revision: 'x'.repeat(MAX_REVISION_LENGTH + 1) }, 'invalid-revision', undefined, [`(${MAX_REVISION_LENGTH + 1} characters)`]],
     ['a revision with a newline', { include: [3], revision: 'a\nforged row' }, 'invalid-revision', undefined, ['"a\\nforged row'] ],
     ['a revision with an ANSI escape', { include: [3], revision: '\u001b[31mred' }, 'invalid-revision', undefined, ['\\u001b[31mred']],
@@ -129,5 +113,14 @@ describe('normalizeSelection errors', () => {
 
   it('lists each unknown seq once', () => {
     expect(refusal({ include: [3, 4, 999, 999] }).values).toEqual([4, 999])
+  })
+})
+
+describe('describeFailure', () => {
+  it('names an error by its name and message and any other thrown value as inspected, in one bounded line', () => {
+    expect(describeFailure(new TypeError('boom'))).toBe('TypeError: boom')
+    expect(describeFailure({ code: 7, nested: { deep: [1, 2] } })).toBe('{ code: 7, nested: { deep: [ 1, 2 ] } }')
+    const long = describeFailure(new Error('x'.repeat(2000)))
+    expect(long).toBe(`Error: ${'x'.repeat(493)}… (2007 characters)`)
   })
 })

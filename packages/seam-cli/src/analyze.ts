@@ -42,7 +42,9 @@ export interface RequestSummary {
 /** What is wrong with a log. */
 export type LogViolationCode =
   | ReplayErrorCode
-  /** DSH's surface fold refuses an event (`replayRequests` uses the same code for a replace off the surface). */
+  /** An event's seq is not the previous seq plus one (the first event has seq 0). */
+  | 'non-contiguous'
+  /** DSH's surface fold refuses an event (a replace off the surface, a surface op on an event that bears none). */
   | 'invalid-surface'
   /** `replayRequests` and DSH's surface fold disagree about a request. */
   | 'replay-disagrees'
@@ -100,11 +102,19 @@ class BearingSurface {
   readonly eventAt = (seq: number): SessionEvent => this.log[seq] as SessionEvent
 
   /**
-   * Validate and fold the next event with DSH's fold. DSH reads only surface-eligible events back from its log (the
-   * tool-result checks of a replace), so every other event enters it as `{ type, seq }`: the analysis keeps no log.
+   * Validate the next event with DSH's fold, as DSH's log reader does: seqs contiguous from 0, surface ops on the
+   * surface. The fold commits it on {@link BearingSurface.admit}.
+   * @param event - the log's next event.
+   */
+  validate(event: SessionEvent): void {
+    this.manager.validateNext(event)
+  }
+
+  /**
+   * Fold a validated event. DSH reads only surface-eligible events back from its log (the tool-result checks of a
+   * replace), so every other event enters it as `{ type, seq }`: the analysis keeps no log.
    */
   admit(event: SessionEvent): void {
-    this.manager.validateNext(event)
     this.log.push(isSurfaceEligibleType(event.type) ? event : { type: event.type, seq: event.seq } as SessionEvent)
     if (event.type === 'turn/start') {
       this.turnStart = event.seq
@@ -212,6 +222,15 @@ export class LogAnalyzer {
   push(event: SessionEvent): void {
     if (this.violation !== undefined) return
     const { at, surface } = this
+    try {
+      surface.validate(event)
+    } catch (error: unknown) {
+      const expected = surface.log.length
+      this.violation = event.seq === expected
+        ? violation('invalid-surface', event.seq, at, at.projection?.data.revision, `session log event at seq ${event.seq} (${JSON.stringify(event.type)}) is refused by DSH's surface fold: ${error instanceof Error ? error.message : String(error)}`)
+        : violation('non-contiguous', event.seq, at, at.projection?.data.revision, `session log event at seq ${event.seq} follows seq ${expected - 1}: expected seq ${expected}`)
+      return
+    }
     let request: ReplayedRequest | undefined
     try {
       request = this.replay.push(event)
@@ -232,13 +251,7 @@ export class LogAnalyzer {
       this.observe?.(summarized.summary, { request, index: surface.index, included: summarized.included })
       at.projection = undefined
     }
-    try {
-      surface.admit(event)
-    } catch (error: unknown) {
-      const message = `session log event at seq ${event.seq} (${JSON.stringify(event.type)}) is refused by DSH's surface fold: ${error instanceof Error ? error.message : String(error)}`
-      this.violation = violation('invalid-surface', event.seq, at, at.projection?.data.revision, message)
-      return
-    }
+    surface.admit(event)
     if (event.type === 'turn/start') Object.assign(at, { turn: event.data.turn, step: 0, projection: undefined })
     if (event.type === 'step/start') Object.assign(at, { turn: event.data.turn, step: event.data.step, projection: undefined })
     if (event.type === 'request/projection') at.projection = event

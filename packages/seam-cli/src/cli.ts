@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { describeBounded, readSessionLog, SessionLogError } from '@dsh-seam/agent-context'
+import { describeFailure, readSessionLog, SessionLogError } from '@dsh-seam/agent-context'
 import type { LogAnalysis, LogViolation, TokenPricer } from './analyze.ts'
 import { LogAnalyzer } from './analyze.ts'
 import type { ReadLog } from './format.ts'
@@ -225,7 +225,7 @@ async function report({ path, json, quiet, output }: Invocation, io: CliIo, pric
     writeFileSync(output as string, page)
   } catch (error: unknown) {
     const code = (error as NodeJS.ErrnoException).code
-    io.stderr.write(`dsh-seam report: cannot write ${printable(output as string)}: ${printable(typeof code === 'string' ? code : describeBounded(error))}\n`)
+    io.stderr.write(`dsh-seam report: cannot write ${printable(output as string)}: ${printable(typeof code === 'string' ? code : describeFailure(error))}\n`)
     return EXIT.unreadable
   }
   const { analysis } = analyzer
@@ -312,7 +312,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     return invocation.command === 'setup' ? setupCommand(invocation, io) : await run(invocation, io)
   } catch (error: unknown) {
     const on = invocation.command === 'setup' ? invocation.dir : invocation.path
-    io.stderr.write(`dsh-seam ${invocation.command}: internal error on ${printable(on)}: ${printable(describeBounded(error))}\n`)
+    io.stderr.write(`dsh-seam ${invocation.command}: internal error on ${printable(on)}: ${printable(describeFailure(error))}\n`)
     return EXIT.internal
   }
 }

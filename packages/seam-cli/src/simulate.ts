@@ -12,7 +12,7 @@ import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agen
 import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent, SessionHeader } from '@deepseek-ai/dsh-session'
 import type { NodeIndex } from '@dsh-seam/agent-context'
-import { AgentContextError, describeBounded, isUserInput, normalizeOffer } from '@dsh-seam/agent-context'
+import { AgentContextError, describeFailure, isUserInput, normalizeOffer } from '@dsh-seam/agent-context'
 import { priceRequest } from '@dsh-seam/compaction-effective-projection'
 import type { LogAnalysis, RequestSummary, RequestView, TokenPricer } from './analyze.ts'
 import { LogAnalyzer } from './analyze.ts'
@@ -69,7 +69,10 @@ export type PolicyErrorCode =
   | 'live-agent'
   /** The listener threw or rejected. */
   | 'listener-failed'
-  /** The host's normalizer refused the listener's result (`AgentContextError`). */
+  /**
+   * The listener's result is not a `ContextSelection` (an object with an `include` array of numbers and an optional
+   * string `revision`), or the host's normalizer refused it (`AgentContextError`).
+   */
   | 'invalid-selection'
 
 /** A policy that cannot be simulated, named by its module and, once replay started, the request. */
@@ -102,7 +105,7 @@ export async function loadPolicy(module: string): Promise<LoadedPolicy> {
   } catch (error: unknown) {
     const code = (error as { code?: unknown }).code
     if (code === 'ERR_MODULE_NOT_FOUND' && target === module) throw new PolicyError('policy-not-found', module, 'no such file or package', { cause: error })
-    throw new PolicyError('invalid-policy', module, `does not load: ${describeBounded(error)}`, { cause: error })
+    throw new PolicyError('invalid-policy', module, `does not load: ${describeFailure(error)}`, { cause: error })
   }
   if (typeof loaded.createListener !== 'function') throw new PolicyError('invalid-policy', module, 'exports no createListener function (see dsh-seam --help)')
   if (loaded.probes !== undefined && typeof loaded.probes !== 'function') throw new PolicyError('invalid-policy', module, 'exports probes that is not a function of the turn count')
@@ -315,14 +318,35 @@ function touchedOr(policy: string, touched: readonly string[], where: string, er
   if (touched.length > 0) {
     return new PolicyError('live-agent', policy, `its ${where} touched ${[...new Set(touched)].join(', ')}: a listener that calls the agent or its tools cannot be replayed from a log`, { cause: error })
   }
-  return new PolicyError('listener-failed', policy, `${where} failed: ${describeBounded(error)}`, { cause: error })
+  return new PolicyError('listener-failed', policy, `${where} failed: ${describeFailure(error)}`, { cause: error })
+}
+
+/**
+ * A policy module's listener result as the host's type: the module is loaded from a file, so its result is checked
+ * here, at the file boundary, before the host's normalizer reads it.
+ */
+function policySelection(policy: string, where: string, result: unknown): ContextSelection {
+  if (typeof result !== 'object' || result === null) {
+    throw new PolicyError('invalid-selection', policy, `${where} returned ${describeFailure(result)}, not { include: number[], revision?: string }`)
+  }
+  let include: unknown
+  let revision: unknown
+  try {
+    ;({ include, revision } = result as { include?: unknown; revision?: unknown })
+    if (Array.isArray(include) && include.every(seq => typeof seq === 'number') && (revision === undefined || typeof revision === 'string')) {
+      return { include: [...include], ...revision === undefined ? {} : { revision } }
+    }
+  } catch (error: unknown) {
+    throw new PolicyError('invalid-selection', policy, `${where} returned a result that cannot be read: ${describeFailure(error)}`, { cause: error })
+  }
+  throw new PolicyError('invalid-selection', policy, `${where} returned ${describeFailure(result)}, not { include: number[], revision?: string }`)
 }
 
 /** Run one policy's listener on a request's surface and normalize its result as the host does. */
 async function project(run: PolicyRun, view: RequestView, offered: OfferedNodes, log: { header: SessionHeader; events: readonly SessionEvent[]; pricer: TokenPricer }): Promise<Sent> {
   const { index, request } = view
   const where = `listener at turn ${request.turn} step ${request.step} (seq ${request.seq})`
-  const requiredSeqs = Object.freeze(index.required().map(p => index.seqs[p] as number))
+  const requiredSeqs = Object.freeze(index.requiredSeqs())
   let everything: ContextSelection | undefined
   const payload: PolicyPayload = {
     agent: run.agent as Agent,
@@ -335,13 +359,14 @@ async function project(run: PolicyRun, view: RequestView, offered: OfferedNodes,
     tools: request.header?.tools ?? [],
     signal: new AbortController().signal,
   }
-  let selection: ContextSelection
+  let result: unknown
   try {
-    selection = await (run.listener as PolicyListener)(payload, () => Promise.resolve(everything ??= Object.freeze({ include: Object.freeze(index.seqs.slice()) })))
+    result = await (run.listener as PolicyListener)(payload, () => Promise.resolve(everything ??= Object.freeze({ include: Object.freeze(index.seqs.slice()) })))
   } catch (error: unknown) {
     throw touchedOr(run.name, run.touched, where, error)
   }
   if (run.touched.length > 0) throw touchedOr(run.name, run.touched, where, undefined)
+  const selection = everything !== undefined && result === everything ? everything : policySelection(run.name, where, result)
   let positions: readonly number[]
   try {
     positions = selection === everything ? [...index.seqs.keys()] : normalizeOffer(String(log.header.id), () => log.events.slice(0, request.seq), index, requiredSeqs, selection).positions
