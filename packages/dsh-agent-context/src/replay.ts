@@ -33,7 +33,7 @@ type ProjectionEvent = SessionEvent<'request/projection'>
 
 /**
  * Whether a chunk opens a request: the first chunk of its step, or the first after a `finish` chunk (a retry in the
- * same step) or after any other event. The one request-boundary rule; request reconstructions share it.
+ * same step) or after any other event: the request boundary {@link RequestReplay} rebuilds at.
  * @param chunk - an `assistant/chunk` event.
  * @param previous - the event before it in the log, if any.
  * @returns whether `chunk` is the first chunk of a request.

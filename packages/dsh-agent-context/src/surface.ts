@@ -1,58 +1,47 @@
 /**
- * The model-visible surface folded from a session log one event at a time, like the session's `SurfaceManager`, with its
- * message-bearing nodes indexed for the host's rules.
+ * The model-visible surface of a session log, folded one event at a time by the session's own `SurfaceManager`, with
+ * its message-bearing nodes indexed for the host's rules.
  * @module @dsh-seam/agent-context/surface
  */
 
-import type { Message } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { deriveEventMessage, isSurfaceEvent } from '@deepseek-ai/dsh-session'
-import { NodeIndex, replacedSources } from './nodes.ts'
+import { SurfaceManager } from '@deepseek-ai/dsh-session/surface'
+import type { NodesMark } from './nodes.ts'
+import { appendedNodes, NodeIndex } from './nodes.ts'
 
 /** A log's surface, folded event by event. */
 export class SurfaceFold {
-  /** Every surface seq, in surface order. */
-  readonly nodes: number[] = []
   /** The message-bearing nodes, with the open turn. */
   index = new NodeIndex()
-  /** The surface's replace generation. */
-  generation = 0
-  /** The events folded so far, by seq: a replacement node's sources are read from them, as on a live session. */
+  /** The events folded so far, by seq: the fold and a replacement node's sources read them, as on a live session. */
   private readonly events: SessionEvent[] = []
+  private readonly surface = new SurfaceManager(this.events)
+  private mark: NodesMark | undefined
+
+  /** Every surface seq, in surface order. */
+  get nodes(): readonly number[] {
+    return this.surface.nodes
+  }
+
+  /** The surface's replace generation. */
+  get generation(): number {
+    return this.surface.replaceGeneration
+  }
 
   /**
    * Fold the next event of a log the session accepted (`Session.append` and the log reader validate its surface ops).
    * @param event - the next event of the log.
    */
   apply(event: SessionEvent): void {
-    this.events[event.seq] = event
-    if (event.type === 'turn/start') {
-      this.index.startTurn(event.seq)
+    this.events.push(event)
+    if (event.type === 'turn/start') this.index.startTurn(event.seq)
+    const eventAt = (seq: number): SessionEvent => this.events[seq] as SessionEvent
+    const { added, extends: extending, mark } = appendedNodes(this.surface, this.mark, eventAt)
+    this.mark = mark
+    if (!extending) {
+      this.index = NodeIndex.read(added, this.index.turnStart, eventAt)
       return
     }
-    if (!isSurfaceEvent(event)) return
-    const op = event.surfaceOp
-    const message = deriveEventMessage(event)
-    if (op === 'append') {
-      this.nodes.push(event.seq)
-      if (message !== null) this.index.push(event.seq, message)
-      return
-    }
-    const startIdx = this.nodes.indexOf(op.start)
-    const endIdx = this.nodes.indexOf(op.end)
-    this.nodes.splice(startIdx, endIdx - startIdx + 1, event.seq)
-    this.generation += 1
-    const before = this.index
-    const messageOf = (seq: number): Message | undefined => {
-      if (seq === event.seq) return message ?? undefined
-      const at = before.position.get(seq)
-      return at === undefined ? undefined : before.messages[at]
-    }
-    const nodes: { seq: number; message: Message }[] = []
-    for (const seq of this.nodes) {
-      const kept = messageOf(seq)
-      if (kept !== undefined) nodes.push({ seq, message: kept })
-    }
-    this.index = NodeIndex.of(nodes, before.turnStart, seq => replacedSources(seq, at => this.events[at]))
+    for (const node of added) this.index.push(node.seq, node.message)
   }
 }
