@@ -16,6 +16,7 @@ export {
   isUserInput,
   NodeIndex,
   openTurnStart,
+  RUNTIME_CONTEXT_SOURCE,
   sessionEventAt,
   snapshotSource,
 } from './nodes.ts'

@@ -10,8 +10,8 @@ import type { Message } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage, isReplacementSurfaceEvent, isSurfaceEvent } from '@deepseek-ai/dsh-session'
 
-/** The plugin id the agent loop writes its runtime-context snapshots under (dsh-agent-loop `runtime-context.ts`). */
-const RUNTIME_CONTEXT_SOURCE = '@deepseek-ai/dsh-system-prompt'
+/** The plugin id the agent loop writes its runtime-context snapshots (and their "cleared" marker) under. */
+export const RUNTIME_CONTEXT_SOURCE = '@deepseek-ai/dsh-system-prompt'
 
 /**
  * The message-bearing nodes of a surface, in surface order: the exact sources of `Session.deriveMessages()`.
@@ -83,8 +83,8 @@ export function isUserInput(message: Message): boolean {
  * @returns the source plugin id, or undefined when the message is not a snapshot.
  */
 export function snapshotSource(message: Message): string | undefined {
-  const source = (message as { source?: { kind?: unknown; plugin?: unknown; form?: unknown } }).source
-  if (source?.kind !== 'plugin' || typeof source.plugin !== 'string') return undefined
+  const { source } = message
+  if (source.kind !== 'plugin') return undefined
   return source.form === 'snapshot' || source.plugin === RUNTIME_CONTEXT_SOURCE ? source.plugin : undefined
 }
 
