@@ -277,7 +277,7 @@ export class NodeIndex {
  * @param eventAt - the event of a seq.
  * @returns the replaced seqs for a replacement surface event, else undefined.
  */
-export function replacedSources(seq: number, eventAt: (seq: number) => SessionEvent | undefined): readonly number[] | undefined {
+function replacedSources(seq: number, eventAt: (seq: number) => SessionEvent | undefined): readonly number[] | undefined {
   const event = eventAt(seq)
   if (event === undefined || !isReplacementSurfaceEvent(event)) return undefined
   /* v8 ignore next -- a replace always names its sources: Session.append refuses one that shadows a node it does not name */
