@@ -3,7 +3,8 @@
 #  (a) the steps apply in order with `git am` (series.sh checkout), each step's changed-line count per file
 #  (b) after each step, on DSH's own install of the base (its pinned pnpm, --frozen-lockfile), DSH's suites of every
 #      package the series touches pass (vitest, packages from source, as DSH runs them), the count per step printed;
-#      after the last step, the keyless headless snapshots of the example and of projection-aware compaction too
+#      after the last step, the keyless headless snapshots of the example and of projection-aware compaction, and the
+#      TypeScript SDK snapshots (the context-policy scenario carries request/projection), too
 #  (c) after each step, DSH's generated-artifact gates the series feeds: persistence catalog, scoped events, cordis
 #      catalog, doc graphs, translation pairing, Agent Note format
 #  (d) drift: the series' generated seam modules and Agent Notes equal what the workspace generates (series.sh check)
@@ -75,6 +76,14 @@ if (cd "$tree" && pnpm exec vitest run --config vitest.snapshot.config.ts exampl
   grep -E 'Test Files|Tests ' "$WORK/snapshot.log" | sed 's/\x1b\[[0-9;]*m//g'
 else
   grep -E 'FAIL|Test Files|Tests ' "$WORK/snapshot.log" | sed 's/\x1b\[[0-9;]*m//g' | head; failed=$((failed + 1))
+fi
+
+step '(b) the TypeScript SDK snapshots, the context-policy scenario among them (SDK expected outputs for request/projection)'
+if (cd "$tree" && pnpm exec vitest run --config vitest.snapshot.config.ts examples/jsonrpc-agent/tests/sdk.snapshot.ts \
+  > "$WORK/sdk-snapshot.log" 2>&1); then
+  grep -E 'Test Files|Tests ' "$WORK/sdk-snapshot.log" | sed 's/\x1b\[[0-9;]*m//g'
+else
+  grep -E 'FAIL|Test Files|Tests ' "$WORK/sdk-snapshot.log" | sed 's/\x1b\[[0-9;]*m//g' | head; failed=$((failed + 1))
 fi
 
 step '(d) drift: the seam modules and Agent Notes are what the workspace generates'
