@@ -61,7 +61,7 @@ export const TARGETS: readonly Target[] = [
   {
     file: `${SESSION}/request-projection.ts`,
     from: [
-      [`${CORE}/projection.ts`, ['encodeInclude', 'pendingProjection', 'pendingProjectionOf', 'LoggedSession', 'requestMessagesFromLog']],
+      [`${CORE}/projection.ts`, ['encodeInclude', 'pendingProjection', 'endsPendingProjection', 'pendingProjectionOf', 'LoggedSession', 'requestMessagesFromLog']],
       [`${CORE}/check.ts`, '*'],
     ],
   },

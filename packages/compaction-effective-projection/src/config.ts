@@ -47,41 +47,16 @@ export const ProjectionCompactionConfig: z<ProjectionCompactionConfig> = z.inter
   }),
 ])
 
-/** A config value of this entry that is not allowed. */
-export class ProjectionCompactionConfigError extends Error {
-  override readonly name = 'ProjectionCompactionConfigError'
-
-  /**
-   * @param key - the config key.
-   * @param value - the rejected value.
-   * @param requirement - what the value fails, e.g. `must be one of "auto", "overflow-only"`.
-   */
-  constructor(readonly key: string, readonly value: unknown, requirement: string) {
-    super(`ProjectionCompactionConfig: ${key} (${JSON.stringify(value)}) ${requirement}`)
-  }
-}
-
-const MEASURES: readonly PressureMeasure[] = ['projection', 'surface']
-const POLICIES: readonly PressurePolicy[] = ['auto', 'overflow-only']
-
-function oneOf<T extends string>(key: keyof ProjectionPolicy, value: unknown, allowed: readonly T[]): T {
-  if (!allowed.includes(value as T)) {
-    throw new ProjectionCompactionConfigError(key, value, `must be one of ${allowed.map(v => JSON.stringify(v)).join(', ')}`)
-  }
-  return value as T
-}
-
 /**
  * Split a plugin config into this package's policy, with its defaults applied, and the config the basic engine
  * validates.
  * @param config - the plugin config.
  * @returns the policy and the remaining `BasicCompactionConfig`.
- * @throws {ProjectionCompactionConfigError} when `measure` or `pressure` is not an allowed value.
  */
 export function resolveProjectionConfig(config: ProjectionCompactionConfig): { policy: ProjectionPolicy; basic: BasicCompactionConfig } {
   const { measure = 'projection', pressure = 'auto', ...basic } = config
   return {
-    policy: { measure: oneOf('measure', measure, MEASURES), pressure: oneOf('pressure', pressure, POLICIES) },
+    policy: { measure, pressure },
     basic,
   }
 }

@@ -69,7 +69,6 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   /**
    * @param ctx - the plugin context.
    * @param config - `BasicCompactionConfig` plus `measure` and `pressure`.
-   * @throws {ProjectionCompactionConfigError} for a `measure` or `pressure` that is not allowed.
    */
   constructor(ctx: Context, config: ProjectionCompactionConfig = {}) {
     const { policy, basic } = resolveProjectionConfig(config)

@@ -7,7 +7,7 @@
 /** @public the cordis plugin entry (`name: '@dsh-seam/compaction-effective-projection'` in presets and `--patch`). */
 export { ProjectionAwareCompactionPlugin as default, ProjectionAwareCompactionPlugin as ProjectionAwareCompactionEngine } from './plugin.ts'
 export { compactionSummary, hasProjectionAwareCompaction, offerReferenceHint } from './capability.ts'
-export { ProjectionCompactionConfigError } from './config.ts'
+export { ProjectionCompactionConfigError } from './plugin.ts'
 export type { PressureMeasure, PressurePolicy, ProjectionPolicy } from './config.ts'
 export { ProjectionCompactionSettings as ProjectionCompactionConfig } from './plugin.ts'
 export type { MeasureSetting, ReferencePolicy, SummaryKind } from './plugin.ts'

@@ -12,10 +12,24 @@ import type { CompactionResult } from '@deepseek-ai/dsh-compaction'
 import z from '@deepseek-ai/schemastery'
 import { hasAgentContextSeam } from '@dsh-seam/agent-loop-patch'
 import type { PressureMeasure, ProjectionCompactionConfig } from './config.ts'
-import { ProjectionCompactionConfig as EngineConfig, ProjectionCompactionConfigError } from './config.ts'
+import { ProjectionCompactionConfig as EngineConfig } from './config.ts'
 import { ProjectionAwareCompactionEngine } from './engine.ts'
 import type { SummarizationInput } from './reference.ts'
 import { referenceText, spanOf } from './reference.ts'
+
+/** A config value of this plugin that is not allowed. */
+export class ProjectionCompactionConfigError extends Error {
+  override readonly name = 'ProjectionCompactionConfigError'
+
+  /**
+   * @param key - the config key.
+   * @param value - the rejected value.
+   * @param requirement - what the value fails, e.g. `must be one of "auto", "overflow-only"`.
+   */
+  constructor(readonly key: string, readonly value: unknown, requirement: string) {
+    super(`ProjectionCompactionConfig: ${key} (${JSON.stringify(value)}) ${requirement}`)
+  }
+}
 
 /** What `measure` may be set to: a {@link PressureMeasure}, or `'auto'` for whichever the running loop can serve. */
 export type MeasureSetting =

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ProjectionCompactionConfigError } from '../src/config.ts'
+import { ProjectionCompactionConfigError } from '../src/plugin.ts'
 import { ProjectionCompactionSettings, resolveSettings } from '../src/plugin.ts'
 import { referenceText } from '../src/reference.ts'
 

@@ -47,6 +47,17 @@ export function pendingProjection(events: readonly SessionEvent[]): SessionEvent
 }
 
 /**
+ * Whether an event ends the pending projection: a request consumed it (`assistant/chunk`) or a new step began
+ * (`step/start`). With "a `request/projection` becomes pending", the one rule by which a log says which projection a
+ * request sends: replay folds it forward, {@link pendingProjectionOf} reads it back.
+ * @param event - an event of the log.
+ * @returns whether no projection is pending after it.
+ */
+export function endsPendingProjection(event: SessionEvent): boolean {
+  return event.type === 'assistant/chunk' || event.type === 'step/start'
+}
+
+/**
  * {@link pendingProjection} over a log read one event at a time: reads back only to the last
  * chunk or step start.
  * @param length - the log's length.
@@ -56,7 +67,7 @@ export function pendingProjection(events: readonly SessionEvent[]): SessionEvent
 export function pendingProjectionOf(length: number, eventAt: (seq: number) => SessionEvent | undefined): SessionEvent<'request/projection'> | undefined {
   for (let seq = length - 1; seq >= 0; seq--) {
     const event = eventAt(seq)
-    if (event === undefined || event.type === 'assistant/chunk' || event.type === 'step/start') return undefined
+    if (event === undefined || endsPendingProjection(event)) return undefined
     if (event.type === 'request/projection') return event
   }
   return undefined

@@ -8,6 +8,7 @@ import type { GenerateOptions, Message } from '@deepseek-ai/dsh-llm'
 import type { EpochHeader, RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
 import { canonicalHeader } from '@deepseek-ai/dsh-session'
 import { projectedMessages } from './check.ts'
+import { endsPendingProjection } from './projection.ts'
 import { SurfaceFold } from './surface.ts'
 
 /** One request as its log records it. */
@@ -74,9 +75,6 @@ export class RequestReplay {
       case 'request/projection':
         this.pending = event
         break
-      case 'step/start':
-        this.pending = undefined
-        break
       case 'assistant/chunk': {
         if (!opensRequest(event, this.previous)) break
         const consumed = this.pending
@@ -84,7 +82,6 @@ export class RequestReplay {
         const messages = consumed === undefined
           ? [...index.messages]
           : projectedMessages(index, consumed, { turn: event.data.turn, step: event.data.step, generation, seq: event.seq })
-        this.pending = undefined
         opened = this.last = {
           turn: event.data.turn,
           step: event.data.step,
@@ -101,6 +98,7 @@ export class RequestReplay {
         // Merge-extensible event union: every other event is folded by the surface alone or is log-only.
         break
     }
+    if (endsPendingProjection(event)) this.pending = undefined
     this.previous = event
     return opened
   }
