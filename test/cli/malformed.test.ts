@@ -237,7 +237,7 @@ describe('events whose data is not what their type declares', () => {
     })
     const run = await dshContext('verify', path, '--quiet')
     expect(run.status).toBe(EXIT.violation)
-    expect(run.stderr).toMatch(new RegExp(`^dsh-seam verify: .* line ${line} \\(seq \\d+, turn \\d+ step \\d+.*\\): \\[invalid-surface\\] .*refused by DSH's surface fold`))
+    expect(run.stderr).toMatch(new RegExp(`^dsh-seam verify: .* line ${line} \\(seq \\d+, turn \\d+ step \\d+.*\\): \\[invalid-surface\\] .*refused by DSH's surface fold: \\w*Error: `))
   })
 
   it('a projection whose fields are not the encoded form is a violation naming its request', async () => {

@@ -10,7 +10,7 @@ import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { isSurfaceEligibleType } from '@deepseek-ai/dsh-session'
 import { SurfaceManager } from '@deepseek-ai/dsh-session/surface'
 import type { NodesMark, ReplayedRequest, ReplayErrorCode } from '@dsh-seam/agent-context'
-import { appendedNodes, checkProjection, NodeIndex, ReplayError, RequestReplay } from '@dsh-seam/agent-context'
+import { appendedNodes, checkProjection, describeFailure, NodeIndex, ReplayError, RequestReplay } from '@dsh-seam/agent-context'
 import type { RequestPricer } from '@dsh-seam/compaction-effective-projection'
 import { priceRequest } from '@dsh-seam/compaction-effective-projection'
 
@@ -227,7 +227,7 @@ export class LogAnalyzer {
     } catch (error: unknown) {
       const expected = surface.log.length
       this.violation = event.seq === expected
-        ? violation('invalid-surface', event.seq, at, at.projection?.data.revision, `session log event at seq ${event.seq} (${JSON.stringify(event.type)}) is refused by DSH's surface fold: ${error instanceof Error ? error.message : String(error)}`)
+        ? violation('invalid-surface', event.seq, at, at.projection?.data.revision, `session log event at seq ${event.seq} (${JSON.stringify(event.type)}) is refused by DSH's surface fold: ${describeFailure(error)}`)
         : violation('non-contiguous', event.seq, at, at.projection?.data.revision, `session log event at seq ${event.seq} follows seq ${expected - 1}: expected seq ${expected}`)
       return
     }

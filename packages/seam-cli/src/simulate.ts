@@ -326,20 +326,25 @@ function touchedOr(policy: string, touched: readonly string[], where: string, er
  * here, at the file boundary, before the host's normalizer reads it.
  */
 function policySelection(policy: string, where: string, result: unknown): ContextSelection {
-  if (typeof result !== 'object' || result === null) {
-    throw new PolicyError('invalid-selection', policy, `${where} returned ${describeFailure(result)}, not { include: number[], revision?: string }`)
-  }
-  let include: unknown
-  let revision: unknown
+  let selection: ContextSelection | undefined
   try {
-    ;({ include, revision } = result as { include?: unknown; revision?: unknown })
-    if (Array.isArray(include) && include.every(seq => typeof seq === 'number') && (revision === undefined || typeof revision === 'string')) {
-      return { include: [...include], ...revision === undefined ? {} : { revision } }
-    }
+    selection = readSelection(result)
   } catch (error: unknown) {
     throw new PolicyError('invalid-selection', policy, `${where} returned a result that cannot be read: ${describeFailure(error)}`, { cause: error })
   }
-  throw new PolicyError('invalid-selection', policy, `${where} returned ${describeFailure(result)}, not { include: number[], revision?: string }`)
+  if (selection === undefined) {
+    throw new PolicyError('invalid-selection', policy, `${where} returned ${describeFailure(result)}, not { include: number[], revision?: string }`)
+  }
+  return selection
+}
+
+/** A copy of `result` if it has the shape of a selection; reading it may throw (a module's getter). */
+function readSelection(result: unknown): ContextSelection | undefined {
+  if (typeof result !== 'object' || result === null) return undefined
+  const { include, revision } = result as { include?: unknown; revision?: unknown }
+  if (!Array.isArray(include) || !include.every(seq => typeof seq === 'number')) return undefined
+  if (revision !== undefined && typeof revision !== 'string') return undefined
+  return { include: [...include], ...revision === undefined ? {} : { revision } }
 }
 
 /** Run one policy's listener on a request's surface and normalize its result as the host does. */
