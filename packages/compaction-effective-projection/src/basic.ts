@@ -7,4 +7,4 @@
 
 import * as basic from '@deepseek-ai/dsh-compaction-basic'
 
-export const { resolveCompactSpec, resolveTargetPolicy, TargetPressureConfigError } = basic
+export const { conversationTarget, resolveTargetPolicy, targetCompactSpec } = basic

@@ -11,19 +11,17 @@ import type { ResolvedCompactSpec } from '@deepseek-ai/dsh-compaction-basic'
 import { BasicCompactionEngine } from '@deepseek-ai/dsh-compaction-basic'
 import type { PrunedEntry } from '@deepseek-ai/dsh-compaction-tool-result-pruner'
 import { assertNever } from '@deepseek-ai/dsh-llm'
-import type { LlmCallConfig } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
 import type { ReplayedRequest } from '@dsh-seam/agent-context'
 import {
   checkProjection,
   contextNodes,
   NodeIndex,
-  openTurnStart,
   sessionEventAt,
 } from '@dsh-seam/agent-context'
 // Type-only: the `ctx.tokenMeter` Context declaration.
 import type {} from '@deepseek-ai/dsh-token-meter'
-import { resolveCompactSpec, resolveTargetPolicy, TargetPressureConfigError } from './basic.ts'
+import { conversationTarget, resolveTargetPolicy, targetCompactSpec } from './basic.ts'
 import { calibrationFactor, requestEnvelope, UsageCalibration } from './calibration.ts'
 import type { ProjectionPolicy } from './config.ts'
 import { ProjectionCompactionConfig, resolveProjectionConfig } from './config.ts'
@@ -35,18 +33,7 @@ type SelectedContext = Parameters<Events['agent/context-selected']>[0]
 
 /** The session's current message-bearing nodes, indexed with the open turn. */
 function surfaceIndex(session: Session): NodeIndex {
-  const eventAt = sessionEventAt(session)
-  return NodeIndex.read(contextNodes(session.surface.nodes, eventAt), openTurnStart(session.seq, eventAt), eventAt)
-}
-
-function requestTarget(agent: Agent): Pick<LlmCallConfig, 'provider' | 'model'> | undefined {
-  const routed = agent.session.requestHeader()?.config
-  if (routed !== undefined && routed.provider.length > 0 && routed.model.length > 0) {
-    return { provider: routed.provider, model: routed.model }
-  }
-  const { provider, model } = agent.options
-  if (provider === undefined || provider.length === 0 || model === undefined || model.length === 0) return undefined
-  return { provider, model }
+  return NodeIndex.forLog(contextNodes(session.surface.nodes, sessionEventAt(session)), session.events)
 }
 
 /**
@@ -64,7 +51,6 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   readonly policy: ProjectionPolicy
 
   private readonly calibrations = new WeakMap<Session, UsageCalibration>()
-  private readonly warnedTargets = new Set<string>()
 
   /**
    * @param ctx - the plugin context.
@@ -193,14 +179,10 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   }
 
   private async pressureSpec(agent: Agent, signal: AbortSignal): Promise<ResolvedCompactSpec | undefined> {
-    const target = requestTarget(agent)
+    const target = conversationTarget(agent)
     if (target === undefined) return undefined
     const { context } = await this.ctx.llm.resolveModelInfo(target.provider, target.model, signal)
-    const key = `${target.provider}/${target.model}`
-    if (context === undefined) {
-      throw new TargetPressureConfigError(key, `projection-aware compaction: no context capacity for ${key}; configure contextWindow on that adapter model`)
-    }
-    return resolveCompactSpec(resolveTargetPolicy(this.config, target), context.contextWindow)
+    return targetCompactSpec(resolveTargetPolicy(this.config, target), context)
   }
 
   private projectedPressure(session: Session, header: number, sent: ReadonlySet<number>, factor: number): number {
@@ -244,12 +226,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     try {
       await work()
     } catch (error: unknown) {
-      if (error instanceof TargetPressureConfigError) {
-        if (this.warnedTargets.has(error.targetKey)) return
-        this.warnedTargets.add(error.targetKey)
-      }
-      this.ctx.logger.warn(`projected pressure compaction failed: ${error instanceof Error ? error.message : String(error)}; sending the request`)
+      this.warnPressureFailure(error, 'projected pressure compaction failed', 'sending the request')
     }
   }
 }
-
