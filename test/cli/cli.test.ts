@@ -66,6 +66,23 @@ function laterProjection(): ProjectionEvent {
 }
 
 /** Run `verify` and `verify --json` on a broken log and return the one violation both report. */
+/** The policy warnings `verify` prints for a log whose requests all rebuild: exit 3, one line each, and as JSON. */
+function warningsOf(path: string): { code: string; detail: string; seq: number; line: number; turn: number; step: number; revision?: string }[] {
+  const run = runCli('verify', path)
+  expect(run.status).toBe(EXIT.policy)
+  expect(run.stdout).toMatch(/^verified .*; \d+ leave out what today's host sends \(warnings above\)\n$/)
+  const json = runCli('verify', path, '--json')
+  expect(json.status).toBe(EXIT.policy)
+  const report = JSON.parse(json.stdout) as { ok: boolean; warnings: ReturnType<typeof warningsOf> }
+  expect(report.ok).toBe(true)
+  expect(run.stderr.split('\n')).toHaveLength(report.warnings.length + 1)
+  report.warnings.forEach((warning, i) => {
+    const revision = warning.revision === undefined ? 'no revision' : `revision "${warning.revision}"`
+    expect(run.stderr.split('\n')[i]).toBe(`verify: warning: ${path}:${warning.line}: seq ${warning.seq}, turn ${warning.turn} step ${warning.step}, ${revision}: [${warning.code}] request/projection ${warning.detail}; today's host would send it (the log was written under an earlier rule)`)
+  })
+  return report.warnings
+}
+
 function violationOf(path: string): LogViolation & { line: number } {
   const run = runCli('verify', path)
   expect(run.status).toBe(EXIT.violation)
@@ -159,10 +176,11 @@ describe('dsh-seam verify', () => {
       requests: sentBy(projected.agent).length,
       projected: projectionEvents(projected.events).length,
       ok: true,
+      warnings: [],
     })
   })
 
-  it('names a projection that includes part of an earlier tool-call unit, with its line, turn, step and revision', () => {
+  it('warns about a projection that includes part of an earlier tool-call unit, with its line, turn, step and revision', () => {
     const split = projectionEvents(projected.events).find(event => {
       if (event.data.step !== 1) return false
       const surface = surfaceBefore(projected.events, event.seq)
@@ -173,20 +191,21 @@ describe('dsh-seam verify', () => {
       const call = chosen.find(seq => projected.events[seq]!.type === 'assistant/message' && JSON.stringify(projected.events[seq]!.data).includes('tool-call'))!
       return { include: chosen.filter(seq => seq !== call).map(seq => [seq, seq] as [number, number]) }
     })
-    const violation = violationOf(path)
-    expect(violation).toMatchObject({ code: 'open-unit', seq: split.seq, line, turn: split.data.turn, step: split.data.step, revision: 'keep-last-3' })
-    expect(violation.message).toMatch(/includes seq \d+ but not seq \d+ of its tool-call unit \[\d+, \d+\]/)
+    const [warning, ...more] = warningsOf(path)
+    expect(more).toEqual([])
+    expect(warning).toMatchObject({ code: 'open-unit', seq: split.seq, line, turn: split.data.turn, step: split.data.step, revision: 'keep-last-3' })
+    expect(warning!.detail).toMatch(/includes seq \d+ but not seq \d+ of its tool-call unit \[\d+, \d+\]/)
   })
 
-  it('names a projection that leaves out the surface tail, and the first of two bad ones', () => {
+  it('warns about a projection that leaves out the surface tail, and still names the first violation of two', () => {
     const [first, second] = projectionEvents(projected.events).slice(-2) as [ProjectionEvent, ProjectionEvent]
     const dropTail = (data: RequestProjection, surface: number[]): Partial<RequestProjection> => ({
       include: selected(surface, data.include).slice(0, -1).map(seq => [seq, seq] as [number, number]),
     })
     const late = withProjection('tail-late', second, dropTail)
-    const missing = violationOf(late.path)
+    const [missing] = warningsOf(late.path)
     expect(missing).toMatchObject({ code: 'required-missing', seq: second.seq, line: late.line, turn: second.data.turn, step: second.data.step })
-    expect(missing.message).toContain(`omits required seq ${surfaceBefore(projected.events, second.seq).at(-1)}`)
+    expect(missing!.detail).toContain(`omits required seq ${surfaceBefore(projected.events, second.seq).at(-1)}`)
     const both = join(root, 'tail-both.jsonl')
     const line = rewriteEvent(late.path, both, first.seq, record => ({ ...record, data: { ...first.data, generation: 4 } }))
     expect(violationOf(both)).toMatchObject({ code: 'projection-generation', seq: first.seq, line, turn: first.data.turn, step: first.data.step, revision: 'keep-last-3' })

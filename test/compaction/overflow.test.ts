@@ -5,7 +5,7 @@
  */
 
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { checkProjection, contextNodes, NodeIndex, replayRequests } from '@dsh-seam/agent-context'
+import { decodeProjection, contextNodes, NodeIndex, replayRequests } from '@dsh-seam/agent-context'
 import { canonicalJson, patchedDsh } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import type { EngineChoice } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
@@ -38,7 +38,7 @@ describe('provider context overflow', () => {
     const startOfFailed = events.slice(0, failed.seq)
     const surfaceAtFailure = dsh.session.foldSurface(startOfFailed).nodes
     const index = NodeIndex.forLog(contextNodes(surfaceAtFailure, seq => events[seq] as SessionEvent), startOfFailed)
-    const checked = checkProjection(index, failed.projection!.include)
+    const checked = decodeProjection(index, failed.projection!.include)
     if ('violation' in checked) throw new Error(checked.violation.detail)
     const sentByFailed = checked.included.map(at => index.seqs[at])
     const shadowed = compactions[0]!.shadowedSeqs

@@ -47,8 +47,8 @@ describe('the compiled patches carry the seam (drift check: `node packages/agent
         names++
       }
     }
-    expect(names, 'the copies export the seam: requestMessagesFromLog, checkProjection, NodeIndex, ...').toBeGreaterThan(15)
-    for (const name of ['requestMessagesFromLog', 'checkProjection', 'NodeIndex', 'ReplayError']) expect(bundle[name], name).toBeDefined()
+    expect(names, 'the copies export the seam: requestMessagesFromLog, decodeProjection, NodeIndex, ...').toBeGreaterThan(15)
+    for (const name of ['requestMessagesFromLog', 'decodeProjection', 'NodeIndex', 'ReplayError']) expect(bundle[name], name).toBeDefined()
     expect(bundle.AgentContextError, 'the host\'s error is the loop\'s').toBeUndefined()
   })
 

@@ -73,3 +73,29 @@ describe('no listener: stock rc.8 and the patched build are indistinguishable', 
     expect(requestsOf(patched, agent).at(-1)!.messages).toHaveLength(1)
   })
 })
+
+describe('pay only when used: what the host reads of the log', () => {
+  /** Drive ten turns with tool calls and count every read of `Session.events`, which copies the log after each append. */
+  async function eventReads(dsh: DshModules, listen: boolean): Promise<number> {
+    const loop = await bootLoop(dsh, { invariants: false, script: script().filter(reply => reply.length > 1), fallback: textReply('ok') })
+    const agent = loop.create('reads')
+    if (listen) agent.ctx.on('agent/context', async (_payload, next) => ({ include: (await next()).include.slice(-3), revision: 'last-3' }))
+    let reads = 0
+    const events = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(agent.session) as object, 'events')!
+    Object.defineProperty(agent.session, 'events', { get() { reads++; return events.get!.call(this) as unknown } })
+    for (const text of ['hi', 'echo a and b', 'echo c', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten']) await loop.say(agent, text)
+    expect(loop.errors).toEqual([])
+    expect(loop.adapter.requests.length).toBe(12)
+    return reads
+  }
+
+  it('with no agent/context listener the step reads the log exactly as stock rc.8 does', async () => {
+    const stock = await eventReads(await stockDsh(), false)
+    expect(await eventReads(await patchedDsh(), false)).toBe(stock)
+  })
+
+  it('with a listener the host reads the whole log once, when it starts following it, not once per request', async () => {
+    const stock = await eventReads(await stockDsh(), false)
+    expect(await eventReads(await patchedDsh(), true)).toBe(stock + 1)
+  })
+})

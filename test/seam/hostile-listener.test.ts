@@ -16,6 +16,14 @@ type Hostile = (nodes: readonly { seq: number }[]) => unknown
 
 const nullProto = Object.create(null) as object
 
+/** A value whose every trap throws: `instanceof`, inspection and string conversion all run one. */
+const trapped = new Proxy({}, {
+  getPrototypeOf: () => { throw new Error('trap') },
+  get: () => { throw new Error('trap') },
+  ownKeys: () => { throw new Error('trap') },
+  getOwnPropertyDescriptor: () => { throw new Error('trap') },
+})
+
 const cases: { name: string; result: Hostile; code: string; message: RegExp }[] = [
   { name: 'an unknown seq', result: nodes => ({ include: [nodes[0]!.seq, 999_999], revision: 'r1' }), code: 'unknown-seq', message: /agent "hostile-0" \(revision "r1"\) named seqs that never were message-bearing nodes of its surface: 999999$/ },
   { name: 'a non-surface seq of its own log', result: () => ({ include: [1], revision: 'r2' }), code: 'unknown-seq', message: /\(revision "r2"\) named seqs .*: 1$/ },
@@ -23,6 +31,8 @@ const cases: { name: string; result: Hostile; code: string; message: RegExp }[] 
   { name: 'a thrown error', result: () => { throw new RangeError('policy exploded') }, code: 'listener-failed', message: /listener failed: RangeError: policy exploded$/ },
   { name: 'a rejected promise', result: () => Promise.reject(new Error('async policy exploded')), code: 'listener-failed', message: /listener failed: Error: async policy exploded$/ },
   { name: 'a thrown null-prototype object', result: () => { throw nullProto }, code: 'listener-failed', message: /listener failed: \[Object: null prototype\] \{\}$/ },
+  { name: 'a thrown proxy whose traps throw', result: () => { throw trapped }, code: 'listener-failed', message: /agent "hostile-\d+" listener failed: a thrown object that throws when it is described$/ },
+  { name: 'a rejection with a proxy whose traps throw', result: () => Promise.reject(trapped), code: 'listener-failed', message: /listener failed: a thrown object that throws when it is described$/ },
   { name: 'a revision of 1 MB', result: nodes => ({ include: [nodes[0]!.seq], revision: 'r'.repeat(1_000_000) }), code: 'invalid-revision', message: /\(1000000 UTF-16 code units\)"$/ },
   { name: 'a revision of 201 emoji', result: nodes => ({ include: [nodes[0]!.seq], revision: '🌊'.repeat(201) }), code: 'invalid-revision', message: /\(201 characters\)"$/ },
   { name: 'a revision with a control character', result: nodes => ({ include: [nodes[0]!.seq], revision: 'ok\u001b[2Jforged' }), code: 'invalid-revision', message: /not a printable string/ },

@@ -175,7 +175,7 @@ function relink(copy: Placed, kind: '.js' | '.d.ts', placed: Map<string, Placed>
       }
       const lines = [...bySpecifier].map(([to, names]) => `import ${typeOnly ? 'type ' : ''}{ ${names.join(', ')} } from '${to}';`)
       edits.push({ start: statement.getStart(), end: statement.getEnd(), text: lines.join('\n') })
-    } else if (specifier === copy.place.name) {
+    } else if (specifier === copy.place.name || specifier.startsWith(`${copy.place.name}/`)) {
       if (kind === '.d.ts') {
         quote('./index.js')
         continue

@@ -67,6 +67,7 @@ export const TARGETS: readonly Target[] = [
   },
   { file: `${SESSION}/context-nodes.ts`, from: [[`${CORE}/nodes.ts`, '*']] },
   { file: `${SESSION}/projection-errors.ts`, from: [[`${CORE}/errors.ts`, '*']] },
+  { file: `${SESSION}/surface-fold.ts`, from: [[`${CORE}/surface.ts`, '*']] },
   { file: 'packages/core/session/tests/context-support.ts', from: [[`${CORE_TESTS}/support.ts`, '*']] },
   { file: 'packages/core/session/tests/request-projection.spec.ts', from: [[`${CORE_TESTS}/projection.test.ts`, '*']] },
   { file: 'packages/core/session/tests/context-nodes.spec.ts', from: [[`${CORE_TESTS}/nodes.test.ts`, '*']] },
@@ -81,7 +82,6 @@ export const TARGETS: readonly Target[] = [
     file: `${BASIC}/src/projection-replay.ts`,
     from: [
       [`${CORE}/replay.ts`, ['ReplayedRequest', 'ChunkEvent', 'ProjectionEvent', 'opensRequest', 'RequestReplay']],
-      [`${CORE}/surface.ts`, '*'],
     ],
   },
   { file: `${BASIC}/tests/projection-calibration.spec.ts`, from: [[`${COMPACTION}/tests/calibration.test.ts`, '*']] },

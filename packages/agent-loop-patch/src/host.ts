@@ -5,20 +5,18 @@
  */
 
 import type { Agent, AgentEventDispatch, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
-import type { NodesMark, NormalizedProjection } from '@dsh-seam/agent-context'
+import { agentCarrier } from '@deepseek-ai/dsh-agent'
+import type { NormalizedProjection } from '@dsh-seam/agent-context'
 import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
-import type { RequestProjection, Session, SessionEvent } from '@deepseek-ai/dsh-session'
+import type { RequestProjection, Session } from '@deepseek-ai/dsh-session'
 import {
   AgentContextError,
-  appendedNodes,
   describeFailure,
   encodeInclude,
   isValidRevision,
-  NodeIndex,
   normalizeOffer,
-  openTurnStart,
   pendingProjectionOf,
-  sessionEventAt,
+  SurfaceFold,
 } from '@dsh-seam/agent-context'
 
 /** One request attempt's position and rendered inputs. */
@@ -30,83 +28,74 @@ export interface ProjectionRequest {
   signal: AbortSignal
 }
 
+/**
+ * Per session: its surface folded as events are appended, from the first request an `agent/context` or
+ * `agent/context-selected` listener took part in. The log is read whole once, when following starts.
+ */
+const followed = new WeakMap<Session, SurfaceFold>()
+
+/**
+ * The session's surface fold, caught up with its log. Following starts with one read of the log and a `session/event`
+ * observer on the agent's context (disposed with the agent); a log the observer did not see (a session that publishes
+ * no events) is caught up from `Session.events`.
+ */
+function follow(agent: Agent): SurfaceFold {
+  const { session } = agent
+  let fold = followed.get(session)
+  if (fold === undefined) {
+    const started = new SurfaceFold()
+    agent.ctx.on('session/event', (subject, event) => {
+      if (subject === session && event.seq === started.length) started.apply(event)
+    })
+    followed.set(session, fold = started)
+  }
+  if (fold.length < session.seq) {
+    const { events } = session
+    for (let seq = fold.length; seq < events.length; seq++) fold.apply(events[seq] as (typeof events)[number])
+  }
+  return fold
+}
+
+/**
+ * Whether any listener in the agent's scope takes part in selecting its requests: cordis' scope-filtered listener
+ * lookup for `agent/context` and `agent/context-selected`. With none, the step sends what it sends without the seam.
+ */
+function selecting(agent: Agent): boolean {
+  const carrier = agentCarrier(agent)
+  return agent.ctx.events.dispatch('waterfall', [carrier, 'agent/context']).length > 0
+    || agent.ctx.events.dispatch('serial', [carrier, 'agent/context-selected']).length > 0
+}
+
 interface Offer {
   generation: number
-  /** {@link surfaceMark} of the surface offered. */
+  /** The fold's {@link SurfaceFold.mark} when offered. */
   mark: string
+  fold: SurfaceFold
+  /** The nodes offered: a frozen copy, as `Session.deriveMessages()` hands out a copy of its messages. */
   nodes: readonly ContextNode[]
-  index: NodeIndex
   requiredSeqs: readonly number[]
   /** The waterfall's default result, made when a listener first calls `next()`; returned unchanged it needs no normalization. */
   everything: () => ContextSelection
   /** Whether {@link Offer.everything} made `selection`. */
   isEverything: (selection: ContextSelection) => boolean
-  /** The session's log, read when a selected seq is stale. */
-  events: () => readonly SessionEvent[]
 }
 
-/** Per session: the nodes last offered, their index, where their derivation stopped, and the open turn. */
-interface Offered {
-  mark: NodesMark
-  nodes: readonly ContextNode[]
-  index: NodeIndex
-  /** Log length the open turn was found in. */
-  scanned: number
-  turnStart: number
-}
-
-const offered = new WeakMap<Session, Offered>()
-
-/** Seq of the open turn's `turn/start`, reading only the events appended since the last offer. */
-function openTurn(session: Session, last: Offered | undefined, eventAt: (seq: number) => SessionEvent): number {
-  if (last === undefined) return openTurnStart(session.seq, eventAt)
-  let turnStart = last.turnStart
-  for (let seq = last.scanned; seq < session.seq; seq++) if (eventAt(seq).type === 'turn/start') turnStart = seq
-  return turnStart
-}
-
-/** The current message-bearing nodes and their index, deriving only the surface nodes appended since the last offer. */
-function currentNodes(session: Session): { nodes: readonly ContextNode[]; index: NodeIndex } {
-  const eventAt = sessionEventAt(session)
-  const last = offered.get(session)
-  const { added, extends: reuse, mark } = appendedNodes(session.surface, last?.mark, eventAt)
-  const turnStart = openTurn(session, last, eventAt)
-  let current: { nodes: readonly ContextNode[]; index: NodeIndex }
-  if (!reuse || last === undefined) {
-    current = { nodes: added, index: NodeIndex.read(added, turnStart, eventAt) }
-  } else {
-    const { index } = last
-    if (index.turnStart !== turnStart) index.startTurn(turnStart)
-    for (const node of added) index.push(node.seq, node.message)
-    current = { nodes: added.length === 0 ? last.nodes : Object.freeze([...last.nodes, ...added]), index }
-  }
-  offered.set(session, { mark, ...current, scanned: session.seq, turnStart })
-  return current
-}
-
-function offer(session: Session): Offer {
-  const { surface } = session
-  const { nodes, index } = currentNodes(session)
+function offer(agent: Agent): Offer {
+  const fold = follow(agent)
   let everything: ContextSelection | undefined
   return {
-    generation: surface.replaceGeneration,
-    mark: surfaceMark(surface),
-    nodes,
-    index,
-    requiredSeqs: Object.freeze(index.requiredSeqs()),
-    everything: () => everything ??= Object.freeze({ include: Object.freeze(index.seqs.slice(0, nodes.length)) }),
+    generation: fold.generation,
+    mark: fold.mark,
+    fold,
+    nodes: Object.freeze(fold.nodes.slice()),
+    requiredSeqs: Object.freeze(fold.index.requiredSeqs()),
+    everything: () => everything ??= Object.freeze({ include: Object.freeze(fold.index.seqs.slice()) }),
     isEverything: selection => everything !== undefined && selection === everything,
-    events: () => session.events,
   }
 }
 
-/** A value that changes whenever a surface moves: an append, a replace, or anything that changes its length or tail. */
-function surfaceMark(surface: Session['surface']): string {
-  return `${surface.replaceGeneration}:${surface.nodes.length}:${String(surface.nodes.at(-1))}`
-}
-
-function moved(session: Session, before: Offer): boolean {
-  return surfaceMark(session.surface) !== before.mark
+function moved(agent: Agent, before: Offer): boolean {
+  return follow(agent).mark !== before.mark
 }
 
 /**
@@ -144,24 +133,24 @@ async function pass(
   request: ProjectionRequest,
   final: boolean,
 ): Promise<Pass | { moved: Offer; selection: ContextSelection }> {
-  const { session } = agent
-  const current = offer(session)
+  const current = offer(agent)
   const selection = await select(agent, dispatch, request, current)
-  if (moved(session, current)) return { moved: current, selection }
+  if (moved(agent, current)) return { moved: current, selection }
+  const { fold } = current
   const projection = current.isEverything(selection)
     ? undefined
-    : normalizeOffer(String(agent.id), current.events, current.index, current.requiredSeqs, selection)
+    : normalizeOffer(String(agent.id), () => fold.events, fold.index, current.requiredSeqs, selection)
   const include = projection?.include ?? current.everything().include
   await dispatch.serial('agent/context-selected', { ...request, nodes: current.nodes, requiredSeqs: current.requiredSeqs, include, final })
   request.signal.throwIfAborted()
-  if (moved(session, current)) return { moved: current, selection }
+  if (moved(agent, current)) return { moved: current, selection }
   return { current, selection, projection }
 }
 
 /**
- * Run the `agent/context` waterfall for the request about to be built and return the messages it sends. The
- * waterfall always runs: with no listener for the agent its innermost `next()` selects every node, so nothing asks
- * which listeners exist. The waterfall's outermost result is normalized, then dispatched as `agent/context-selected`.
+ * Run the `agent/context` waterfall for the request about to be built and return the messages it sends. With no
+ * `agent/context` or `agent/context-selected` listener in the agent's scope this is `session.deriveMessages()` and
+ * nothing else. Otherwise the waterfall's outermost result is normalized, then dispatched as `agent/context-selected`.
  * A default projection (every node) returns `session.deriveMessages()` and logs nothing; any other appends one
  * `request/projection` event first. When the surface moves while listeners of either event run, the waterfall runs
  * once more over the new surface; a second move rejects the step. The waterfall is awaited to the end even when the
@@ -180,16 +169,18 @@ export async function projectRequestMessages(
   request: ProjectionRequest,
 ): Promise<Message[]> {
   const { session } = agent
+  if (!selecting(agent)) return session.deriveMessages()
   let done = await pass(agent, dispatch, request, false)
   if ('moved' in done) done = await pass(agent, dispatch, request, true)
   if ('moved' in done) {
     throw new AgentContextError('surface-changed', String(agent.id), validRevision(done.selection.revision), [done.moved.generation, session.surface.replaceGeneration], 'saw the surface change while its listeners ran, twice; surface generations')
   }
   const { current, projection } = done
-  const pending = (): boolean => pendingProjectionOf(session.seq, sessionEventAt(session)) !== undefined
+  const { fold } = current
+  const { index } = fold
+  const pending = (): boolean => pendingProjectionOf(fold.length, seq => fold.events[seq]) !== undefined
   if ((projection === undefined || projection.isDefault) && !pending()) return session.deriveMessages()
-  const { index } = current
-  const normalized = projection ?? normalizeOffer(String(agent.id), current.events, index, current.requiredSeqs, current.everything())
+  const normalized = projection ?? normalizeOffer(String(agent.id), () => fold.events, index, current.requiredSeqs, current.everything())
   const data: RequestProjection = {
     turn: request.turn,
     step: request.step,

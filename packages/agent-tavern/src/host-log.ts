@@ -8,7 +8,7 @@
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
-import { snapshotSource } from '@dsh-seam/agent-context'
+import { standingSource } from '@dsh-seam/agent-context'
 
 /** A message source as rc.8 writes it. */
 type Source = Message['source']
@@ -59,7 +59,7 @@ const STORY_FORMS: ReadonlySet<unknown> = new Set(['recall', 'relay'])
 export function isStoryLine(message: Message): boolean {
   const { source } = message
   if (isUserSource(source)) return true
-  if (pluginOf(source) === undefined || snapshotSource(message) !== undefined) return false
+  if (pluginOf(source) === undefined || standingSource(message) !== undefined) return false
   return STORY_FORMS.has((source as { form?: unknown }).form)
 }
 

@@ -8,7 +8,7 @@
 
 import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 import type { ToolSchema } from '@deepseek-ai/dsh-llm'
-import { isUserInput, NodeIndex, sessionEventAt, snapshotSource } from '@dsh-seam/agent-context'
+import { isUserInput, NodeIndex, sessionEventAt, standingSource } from '@dsh-seam/agent-context'
 import type { RequestPricer } from '@dsh-seam/compaction-effective-projection'
 import { calibrationFactor, requestEnvelope, UsageCalibration } from '@dsh-seam/compaction-effective-projection'
 import { reminderOf, REMINDER_SOURCES } from './anchor.ts'
@@ -49,7 +49,7 @@ const UNCONFIRMED = 0.5
 function describe(meter: RequestPricer, node: ContextNode): PolicyNode {
   const { seq, message } = node
   const reminder = reminderOf(message)
-  const standing = snapshotSource(message) ?? (reminder === undefined ? undefined : REMINDER_SOURCES[reminder])
+  const standing = standingSource(message) ?? (reminder === undefined ? undefined : REMINDER_SOURCES[reminder])
   return {
     seq,
     tokens: meter.estimateMessage(message),

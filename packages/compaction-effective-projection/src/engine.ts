@@ -14,7 +14,7 @@ import { assertNever } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
 import type { ReplayedRequest } from '@dsh-seam/agent-context'
 import {
-  checkProjection,
+  decodeProjection,
   contextNodes,
   NodeIndex,
   sessionEventAt,
@@ -146,7 +146,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const { request } = this.follow(session)
     if (request?.projection === undefined || request.generation !== session.surface.replaceGeneration) return undefined
     const index = surfaceIndex(session)
-    const checked = checkProjection(index, request.projection.include)
+    const checked = decodeProjection(index, request.projection.include)
     /* v8 ignore next -- at the same generation the request's projection was normalized against this surface */
     if ('violation' in checked) return undefined
     const included = new Set(checked.included.map(at => index.seqs[at] as number))

@@ -1,7 +1,6 @@
 /**
- * The one reader of a logged `request/projection`: decode its surface runs and check the host's rules against the
- * surface its request was sent from. The log-rebuilt request invariant, `replayRequests` and `dsh-seam verify`
- * all call it, so a rule is enforced the same way wherever a log is read.
+ * The one reader of a logged `request/projection`: decode its surface runs against the surface its request was sent
+ * from. The log-rebuilt request invariant and request replay call it, so a log is read the same way everywhere.
  * @module @dsh-seam/agent-context/check
  */
 
@@ -10,37 +9,23 @@ import type { RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
 import type { ProjectionViolationCode } from './errors.ts'
 import { isValidRevision, ReplayError, REVISION_RULE } from './errors.ts'
 import type { NodeIndex } from './nodes.ts'
-import { isUserInput } from './nodes.ts'
 
-/** A broken host rule, with one sentence naming the seqs at fault. */
+/** A projection that does not decode, with one sentence naming the seqs at fault. */
 export interface ProjectionViolation {
   readonly code: ProjectionViolationCode
   readonly detail: string
 }
 
-function includes(sorted: readonly number[], at: number): boolean {
-  let lo = 0
-  let hi = sorted.length - 1
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1
-    const value = sorted[mid] as number
-    if (value === at) return true
-    if (value < at) lo = mid + 1
-    else hi = mid - 1
-  }
-  return false
-}
-
 /**
- * Decode a projection's `[first, last]` runs over the surface and check the host's rules: every endpoint is a
- * message-bearing node, runs go forward in surface order without overlap, every required position is included, no
- * tool-call unit is split, and the request opens with user input whenever user input precedes its first node. Costs
- * the size of what the request sends, not of the surface.
- * @param index - the surface's message-bearing nodes at the request, with the open turn set.
+ * Decode a projection's `[first, last]` runs over the surface: every endpoint is a message-bearing node and runs go
+ * forward in surface order without overlap. Only the structure is checked: which nodes a request had to send is the
+ * host's rule when it writes the projection, not a reader's, so a log written under an earlier rule still decodes.
+ * Costs the size of what the request sends, not of the surface.
+ * @param index - the surface's message-bearing nodes at the request.
  * @param include - the projection's runs.
- * @returns the included positions, ascending, or the first broken rule.
+ * @returns the included positions, ascending, or the first structural fault.
  */
-export function checkProjection(
+export function decodeProjection(
   index: NodeIndex,
   include: readonly (readonly [number, number])[],
 ): { readonly included: readonly number[] } | { readonly violation: ProjectionViolation } {
@@ -58,24 +43,6 @@ export function checkProjection(
     }
     for (let at = from; at <= to; at++) included.push(at)
     previousLast = to
-  }
-  const missing = index.required().filter(at => !includes(included, at)).map(at => index.seqs[at] as number)
-  if (missing.length > 0) {
-    return { violation: { code: 'required-missing', detail: `omits required seq${missing.length === 1 ? '' : 's'} ${missing.join(', ')}` } }
-  }
-  for (const at of included) {
-    const unit = index.unitOf[at] as number
-    if (unit === -1) continue
-    const members = index.units[unit] as number[]
-    const dropped = members.find(member => !includes(included, member))
-    if (dropped !== undefined) {
-      const seqs = members.map(member => index.seqs[member] as number)
-      return { violation: { code: 'open-unit', detail: `includes seq ${index.seqs[at]} but not seq ${index.seqs[dropped]} of its tool-call unit [${seqs.join(', ')}]` } }
-    }
-  }
-  const first = included[0]
-  if (first !== undefined && index.firstInput !== -1 && index.firstInput < first && !isUserInput(index.messages[first] as Message)) {
-    return { violation: { code: 'opening', detail: `opens with seq ${index.seqs[first]}, which is not user input, although user input (seq ${index.seqs[index.firstInput]}) precedes it` } }
   }
   return { included }
 }
@@ -110,13 +77,13 @@ export interface RequestAt {
 }
 
 /**
- * The messages a projected request sent, after checking its projection against the request: position (turn and step),
- * surface generation, the host's rules ({@link checkProjection}) and the counts.
+ * The messages a projected request sent, after decoding its projection against the request: position (turn and step),
+ * surface generation, the runs ({@link decodeProjection}) and the counts.
  * @param index - the surface's message-bearing nodes at the request, with the open turn set.
  * @param projection - the `request/projection` event the request consumed.
  * @param request - the request.
  * @returns the request messages, shared with the index.
- * @throws {ReplayError} naming the rule the projection breaks, its seq, turn, step and revision.
+ * @throws {ReplayError} naming what does not decode, the projection's seq, turn, step and revision.
  */
 export function projectedMessages(index: NodeIndex, projection: SessionEvent<'request/projection'>, request: RequestAt): Message[] {
   const { seq } = projection
@@ -132,7 +99,7 @@ export function projectedMessages(index: NodeIndex, projection: SessionEvent<'re
   if (data.generation !== request.generation) {
     throw new ReplayError('projection-generation', seq, `request/projection was made under surface generation ${data.generation}, but ${at} was sent under generation ${request.generation}`, position)
   }
-  const checked = checkProjection(index, data.include)
+  const checked = decodeProjection(index, data.include)
   if ('violation' in checked) throw new ReplayError(checked.violation.code, seq, `request/projection ${checked.violation.detail} (${at})`, position)
   if (data.surfaceNodes !== index.length || data.includedNodes !== checked.included.length) {
     throw new ReplayError('projection-counts', seq, `request/projection counts ${data.includedNodes}/${data.surfaceNodes} nodes, but its runs select ${checked.included.length}/${index.length} at ${at}`, position)

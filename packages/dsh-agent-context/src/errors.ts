@@ -62,21 +62,15 @@ export type ReplayErrorCode =
   | 'projection-generation'
   /** A `request/projection`'s counts disagree with the nodes its ranges select on the surface. */
   | 'projection-counts'
-  /** A host rule the projection breaks ({@link ProjectionViolationCode}). */
+  /** The projection's runs do not decode ({@link ProjectionViolationCode}). */
   | ProjectionViolationCode
 
-/** Which host rule a logged projection breaks against the surface its request was sent from. */
+/** Why a logged projection's runs do not decode over the surface its request was sent from. */
 export type ProjectionViolationCode =
   /** A range endpoint is not a message-bearing node of the surface (include ⊆ surface). */
   | 'foreign-seq'
   /** A range ends before it starts, or starts inside or before the previous range, in surface order. */
   | 'unordered-ranges'
-  /** A required seq (the turn's input, a context snapshot, the continuing tool-call unit, the tail) is missing. */
-  | 'required-missing'
-  /** A tool-call unit is included in part. */
-  | 'open-unit'
-  /** The request opens with a node that is not user input although user input precedes it on the surface. */
-  | 'opening'
 
 /** The request a replay failure belongs to. */
 export interface ReplayPosition {

@@ -1,12 +1,12 @@
 /**
  * Pure core of the `agent/context` seam: surface nodes and the host's rules, the selection normalizer, the
- * `request/projection` encoding and its one checker, request replay from a log, and a JSONL log reader.
+ * `request/projection` encoding and its one decoder, the host's policy read back, request replay from a log, and a JSONL log reader.
  * @module @dsh-seam/agent-context
  */
 
 export type { ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 export type { RequestProjection } from '@deepseek-ai/dsh-session'
-export { checkProjection } from './check.ts'
+export { decodeProjection } from './check.ts'
 export type { ProjectionViolation, RequestAt } from './check.ts'
 export { isValidRevision, MAX_REVISION_LENGTH, ReplayError } from './errors.ts'
 export type { ProjectionViolationCode, ReplayErrorCode, ReplayPosition } from './errors.ts'
@@ -16,16 +16,18 @@ export {
   isUserInput,
   NodeIndex,
   openTurnStart,
-  RUNTIME_CONTEXT_SOURCE,
   sessionEventAt,
-  snapshotSource,
+  standingSource,
 } from './nodes.ts'
 export type { NodesMark } from './nodes.ts'
+export { policyFinding } from './policy.ts'
+export type { PolicyFinding, PolicyFindingCode } from './policy.ts'
 export { AgentContextError, describeFailure, normalizeOffer, normalizeSelection } from './normalize.ts'
 export type { AgentContextErrorCode, NormalizeInput, NormalizedProjection } from './normalize.ts'
 export { encodeInclude, pendingProjection, pendingProjectionOf, projectionEvents, requestMessagesFromLog } from './projection.ts'
 export type { LoggedSession } from './projection.ts'
 export { diffRequest, opensRequest, replayRequests, RequestReplay } from './replay.ts'
+export { SurfaceFold } from './surface.ts'
 export type { ComparableRequest, ReplayedRequest } from './replay.ts'
 export { firstRequestDivergence } from './received.ts'
 export type { RequestDivergence, RequestDivergenceCode } from './received.ts'

@@ -1,6 +1,6 @@
 /**
- * Surface nodes as the seam sees them, and the rules that read them: tool-call units, the turn's input, runtime-context
- * snapshots, the required set and the opening rule. {@link NodeIndex} is the one home of these rules; the host, the
+ * Surface nodes as the seam sees them, and the rules that read them: tool-call units, the turn's input, standing
+ * context, the required set and the opening rule. {@link NodeIndex} is the one home of these rules; the host, the
  * normalizer, the checker and replay all read it.
  * @module @dsh-seam/agent-context/nodes
  */
@@ -9,9 +9,6 @@ import type { ContextNode } from '@deepseek-ai/dsh-agent'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage, isReplacementSurfaceEvent, isSurfaceEvent } from '@deepseek-ai/dsh-session'
-
-/** The plugin id the agent loop writes its runtime-context snapshots (and their "cleared" marker) under. */
-export const RUNTIME_CONTEXT_SOURCE = '@deepseek-ai/dsh-system-prompt'
 
 /**
  * The message-bearing nodes of a surface, in surface order: the exact sources of `Session.deriveMessages()`.
@@ -76,16 +73,26 @@ export function isUserInput(message: Message): boolean {
 }
 
 /**
- * The context source of a runtime-context snapshot: the built-in snapshot (`@deepseek-ai/dsh-system-prompt`, also its
- * "cleared" marker) or a plugin's `form: 'snapshot'` message (e.g. `time-context`, `tmux-context`). Snapshots are
- * emitted only when their text changes, so the newest one of each source stays in force until replaced.
+ * The producer a message speaks for: its source `kind`, and for a `plugin` source the plugin id.
  * @param message - a surface node's message.
- * @returns the source plugin id, or undefined when the message is not a snapshot.
+ * @returns the producer key.
  */
-export function snapshotSource(message: Message): string | undefined {
+function producerOf(message: Message): string {
   const { source } = message
-  if (source.kind !== 'plugin') return undefined
-  return source.form === 'snapshot' || source.plugin === RUNTIME_CONTEXT_SOURCE ? source.plugin : undefined
+  return source.kind === 'plugin' ? `plugin:${source.plugin}` : source.kind
+}
+
+/**
+ * The standing source a message speaks for, when it is standing context: context its producer shows once and keeps in
+ * force while it is on the surface, deciding by the surface whether to show it again (workspace instructions, a skill
+ * catalog, an invoked skill body, a runtime-context snapshot). Read off the context form the producer declares:
+ * `instructions`, `catalog` and `snapshot` stand; `notice`, `relay`, `recall` and undeclared content do not.
+ * @param message - a surface node's message.
+ * @returns the producer key (`kind`, or `plugin:<id>`) of a standing message, else undefined.
+ */
+export function standingSource(message: Message): string | undefined {
+  const { form } = message.source as { readonly form?: unknown }
+  return form === 'instructions' || form === 'catalog' || form === 'snapshot' ? producerOf(message) : undefined
 }
 
 /**
@@ -103,8 +110,11 @@ export class NodeIndex {
   readonly unitOf: number[] = []
   /** Positions of each unit, in surface order. */
   readonly units: number[][] = []
-  /** Newest snapshot position of each context source ({@link snapshotSource}). */
-  readonly snapshots = new Map<string, number>()
+  /**
+   * Newest position of each piece of standing context ({@link standingSource}): per producer for `catalog` and
+   * `snapshot` messages, per producer and content for `instructions` messages.
+   */
+  readonly standing = new Map<string, number>()
   /** Position of the first user input, or -1. */
   firstInput = -1
   /** Position of the newest assistant message, or -1. */
@@ -205,22 +215,36 @@ export class NodeIndex {
       if (isUserInput(message)) {
         if (this.firstInput === -1) this.firstInput = at
         if (seq > this.turnStart && (sources === undefined || sources.some(source => source > this.turnStart))) this.turnInputs.push(at)
-        const source = snapshotSource(message)
-        if (source !== undefined) this.snapshots.set(source, at)
+        this.stand(at, message)
       }
     }
     this.unitOf.push(unit)
   }
 
   /**
-   * Positions the host always sends, in surface order: the open turn's user inputs, the newest snapshot of each context
-   * source, the newest assistant message when it carries tool calls (the unit this step continues), and the tail.
+   * Record standing context. An `instructions` message stands until its producer publishes the same instructions
+   * again (a baseline and each later change, each skill body, stand side by side); a `catalog` or `snapshot` message
+   * supersedes its producer's earlier one, and so does a later message of that producer that declares no form (the
+   * runtime context's "cleared" marker).
+   */
+  private stand(at: number, message: Message): void {
+    const { form } = message.source as { readonly form?: unknown }
+    const producer = standingSource(message)
+    if (form === 'instructions') this.standing.set(`${producer}\u0000${JSON.stringify(message.content)}`, at)
+    else if (producer !== undefined) this.standing.set(producer, at)
+    else if (form === undefined && this.standing.has(producerOf(message))) this.standing.set(producerOf(message), at)
+  }
+
+  /**
+   * Positions the host always sends, in surface order: the open turn's user inputs, standing context (each distinct
+   * `instructions` message of each producer, its newest `catalog` and `snapshot` message), the newest assistant
+   * message when it carries tool calls (the unit this step continues), and the tail.
    * Tool-unit closure and the opening rule are applied on top ({@link NodeIndex.close}).
    * @returns required positions, ascending.
    */
   required(): number[] {
     const required = new Set<number>(this.turnInputs)
-    for (const at of this.snapshots.values()) required.add(at)
+    for (const at of this.standing.values()) required.add(at)
     if (this.newestAssistant !== -1 && this.unitOf[this.newestAssistant] !== -1) required.add(this.newestAssistant)
     if (this.seqs.length > 0) required.add(this.seqs.length - 1)
     return [...required].sort((a, b) => a - b)

@@ -26,12 +26,19 @@ export type AgentContextErrorCode =
 const MAX_FAILURE_CHARS = 500
 
 /**
- * A thrown value in one line of at most {@link MAX_FAILURE_CHARS} characters, with the length it had.
+ * A thrown value in one line of at most {@link MAX_FAILURE_CHARS} characters, with the length it had. Describing a
+ * value runs its code (a proxy's traps, getters, `toString`); when that throws, the value is named by its type alone.
  * @param error - a caught value.
  * @returns a bounded description.
  */
 export function describeFailure(error: unknown): string {
-  const text = error instanceof Error ? `${error.name}: ${error.message}` : inspect(error, { breakLength: Infinity, compact: true, depth: 4 })
+  let text: string
+  try {
+    text = error instanceof Error ? `${String(error.name)}: ${String(error.message)}` : inspect(error, { breakLength: Infinity, compact: true, depth: 4 })
+  } catch {
+    // Swallowed: the value's own code threw while it was described; the error names what kind of value it was instead.
+    text = `a thrown ${typeof error} that throws when it is described`
+  }
   return text.length <= MAX_FAILURE_CHARS ? text : `${text.slice(0, MAX_FAILURE_CHARS)}… (${text.length} characters)`
 }
 

@@ -14,7 +14,7 @@ import { contextNodes, NodeIndex } from './nodes.ts'
  * @param surfaceSeqs - message-bearing surface seqs in surface order.
  * @param positions - included positions, ascending.
  * @returns `[first, last]` runs; a run selects exactly the surface nodes from its first seq through its last, in
- * surface order (not a seq interval: after a replace the surface is not ordered by seq). `checkProjection` decodes them.
+ * surface order (not a seq interval: after a replace the surface is not ordered by seq). `decodeProjection` decodes them.
  */
 export function encodeInclude(surfaceSeqs: readonly number[], positions: readonly number[]): [number, number][] {
   const runs: [number, number][] = []

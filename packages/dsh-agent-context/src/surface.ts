@@ -4,28 +4,43 @@
  * @module @dsh-seam/agent-context/surface
  */
 
+import type { ContextNode } from '@deepseek-ai/dsh-agent'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { SurfaceManager } from '@deepseek-ai/dsh-session/surface'
 import type { NodesMark } from './nodes.ts'
 import { appendedNodes, NodeIndex } from './nodes.ts'
 
-/** A log's surface, folded event by event. */
+/**
+ * A log's surface, folded event by event: what a live session's requests are chosen from (the host follows the log
+ * with one) and what a replay rebuilds them from, by the same code.
+ */
 export class SurfaceFold {
   /** The message-bearing nodes, with the open turn. */
   index = new NodeIndex()
+  /**
+   * The message-bearing nodes in surface order, one frozen node per position of {@link SurfaceFold.index}. The array
+   * grows in place as nodes are appended and is replaced when a compaction replaces nodes.
+   */
+  nodes: ContextNode[] = []
   /** The events folded so far, by seq: the fold and a replacement node's sources read them, as on a live session. */
-  private readonly events: SessionEvent[] = []
+  readonly events: SessionEvent[] = []
   private readonly surface = new SurfaceManager(this.events)
-  private mark: NodesMark | undefined
+  private nodesMark: NodesMark | undefined
 
-  /** Every surface seq, in surface order. */
-  get nodes(): readonly number[] {
-    return this.surface.nodes
+  /** How many events are folded: the seq of the next one. */
+  get length(): number {
+    return this.events.length
   }
 
   /** The surface's replace generation. */
   get generation(): number {
     return this.surface.replaceGeneration
+  }
+
+  /** A value that changes whenever the surface moves: an append, a replace, or anything that changes its length or tail. */
+  get mark(): string {
+    const { nodes } = this.surface
+    return `${this.surface.replaceGeneration}:${nodes.length}:${String(nodes.at(-1))}`
   }
 
   /**
@@ -36,12 +51,16 @@ export class SurfaceFold {
     this.events.push(event)
     if (event.type === 'turn/start') this.index.startTurn(event.seq)
     const eventAt = (seq: number): SessionEvent => this.events[seq] as SessionEvent
-    const { added, extends: extending, mark } = appendedNodes(this.surface, this.mark, eventAt)
-    this.mark = mark
+    const { added, extends: extending, mark } = appendedNodes(this.surface, this.nodesMark, eventAt)
+    this.nodesMark = mark
     if (!extending) {
       this.index = NodeIndex.read(added, this.index.turnStart, eventAt)
+      this.nodes = [...added]
       return
     }
-    for (const node of added) this.index.push(node.seq, node.message)
+    for (const node of added) {
+      this.index.push(node.seq, node.message)
+      this.nodes.push(node)
+    }
   }
 }

@@ -81,11 +81,16 @@ describe('NodeIndex.required', () => {
     ...userMessage(text),
     source: { kind: 'plugin', plugin, form: 'snapshot', sections: [{ name: plugin, text }] },
   }) as unknown as ReturnType<typeof userMessage>
-  const runtime = (text: string) => ({ ...userMessage(text), source: { kind: 'plugin', plugin: '@deepseek-ai/dsh-system-prompt' } }) as unknown as ReturnType<typeof userMessage>
+  /** A message of a producer of its own kind (as DSH's producers declare their sources), with a context form or none. */
+  const produced = (kind: string, text: string, form?: string, fields: Record<string, unknown> = {}) => ({
+    ...userMessage(text),
+    source: { kind, ...form === undefined ? {} : { form }, ...fields },
+  }) as unknown as ReturnType<typeof userMessage>
+  const cleared = (plugin: string) => ({ ...userMessage('none'), source: { kind: 'plugin', plugin } }) as unknown as ReturnType<typeof userMessage>
 
-  it('is the open turn\'s user input, the newest snapshot per context source, the continuing unit and the tail', () => {
+  it('is the open turn\'s user input, standing context, the continuing unit and the tail', () => {
     const index = NodeIndex.of([
-      { seq: 1, message: runtime('cwd=/a') },
+      { seq: 1, message: snapshot('@deepseek-ai/dsh-system-prompt', 'cwd=/a') },
       { seq: 2, message: snapshot('time-context', '09:00') },
       { seq: 3, message: userMessage('old question') },
       { seq: 4, message: assistantMessage('old answer') },
@@ -96,6 +101,27 @@ describe('NodeIndex.required', () => {
       { seq: 10, message: toolResultMessage('c') },
     ], 6)
     expect(index.requiredSeqs()).toEqual([1, 5, 7, 8, 9, 10])
+  })
+
+  it('keeps each distinct instructions message, the newest catalog and snapshot of each producer, and a later formless message of a snapshot producer', () => {
+    const index = NodeIndex.of([
+      { seq: 1, message: produced('agent-instructions', 'AGENTS.md', 'instructions', { baseline: true, changes: [] }) },
+      { seq: 2, message: produced('skill-catalog', 'skills v1', 'catalog', { entries: [] }) },
+      { seq: 3, message: snapshot('@deepseek-ai/dsh-system-prompt', 'cwd=/a') },
+      { seq: 4, message: userMessage('q1') },
+      { seq: 5, message: produced('skill-invocation', 'poetry body', 'instructions', { name: 'poetry' }) },
+      { seq: 6, message: assistantMessage('a1') },
+      { seq: 7, message: produced('agent-instructions', 'nested AGENTS.md', 'instructions', { changes: [] }) },
+      { seq: 8, message: produced('skill-catalog', 'skills v2', 'catalog', { entries: [], update: true }) },
+      { seq: 9, message: cleared('@deepseek-ai/dsh-system-prompt') },
+      { seq: 10, message: produced('plugin', 'a notice', 'notice', { plugin: 'jobs', summary: 'done' }) },
+      { seq: 11, message: cleared('never-a-snapshot') },
+      { seq: 12, message: assistantMessage('a2') },
+      { seq: 14, message: userMessage('q3') },
+      { seq: 15, message: produced('skill-invocation', 'poetry body', 'instructions', { name: 'poetry' }) },
+    ], 13)
+    // The same skill body published again (seq 15) supersedes the earlier one (seq 5); different instructions stand side by side.
+    expect(index.requiredSeqs()).toEqual([1, 7, 8, 9, 14, 15])
   })
 
   it('forgets the continuing unit once a plain reply follows it', () => {

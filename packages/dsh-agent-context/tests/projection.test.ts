@@ -2,12 +2,22 @@ import type { RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
 import { Session, SessionId } from '@deepseek-ai/dsh-session'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { checkProjection } from '../src/check.ts'
+import { decodeProjection } from '../src/check.ts'
 import { NodeIndex } from '../src/nodes.ts'
+import { policyFinding } from '../src/policy.ts'
 import { encodeInclude, pendingProjection, requestMessagesFromLog } from '../src/projection.ts'
 import { assistantMessage, toolResultMessage, userMessage } from './support.ts'
 
-describe('encodeInclude / checkProjection', () => {
+/** Turn 1's question and answer, then turn 2 (open since seq 3): a question and a tool-call unit. */
+const twoTurns = (): NodeIndex => NodeIndex.of([
+  { seq: 1, message: userMessage('q1') },
+  { seq: 2, message: assistantMessage('a1') },
+  { seq: 4, message: userMessage('q2') },
+  { seq: 5, message: assistantMessage('calling', ['c']) },
+  { seq: 6, message: toolResultMessage('c') },
+], 3)
+
+describe('encodeInclude / decodeProjection', () => {
   const caseArb = fc.uniqueArray(fc.nat({ max: 10_000 }), { minLength: 1, maxLength: 40 }).chain(surface => fc.record({
     surface: fc.constant(surface),
     keep: fc.array(fc.boolean(), { minLength: surface.length, maxLength: surface.length }),
@@ -19,7 +29,7 @@ describe('encodeInclude / checkProjection', () => {
       const include = surface.filter((_, i) => keep[i])
       const index = NodeIndex.of(surface.map(seq => ({ seq, message: assistantMessage(`reply ${seq}`) })))
       const ranges = encodeInclude(surface, surface.flatMap((_, i) => keep[i] ? [i] : []))
-      const checked = checkProjection(index, ranges)
+      const checked = decodeProjection(index, ranges)
       expect('included' in checked && checked.included.map(at => surface[at])).toEqual(include)
       const runs = keep.filter((kept, i) => kept && (i === 0 || !keep[i - 1])).length
       expect(ranges).toHaveLength(runs)
@@ -29,21 +39,15 @@ describe('encodeInclude / checkProjection', () => {
   it('reads a run in surface order, not as a seq interval', () => {
     // After replacing [4..31] with summary 45, the surface is [45, 37, 48]; the run [37, 48] must not pick up 45.
     const index = NodeIndex.of([45, 37, 48].map(seq => ({ seq, message: assistantMessage(`n${seq}`) })))
-    expect(checkProjection(index, [[37, 48]])).toEqual({ included: [1, 2] })
+    expect(decodeProjection(index, [[37, 48]])).toEqual({ included: [1, 2] })
     expect(encodeInclude([45, 37, 48], [1, 2])).toEqual([[37, 48]])
     expect(encodeInclude([45, 37, 48, 50], [0, 2, 3])).toEqual([[45, 45], [48, 50]])
   })
 
-  it('names the rule a forged projection breaks', () => {
-    const index = NodeIndex.of([
-      { seq: 1, message: userMessage('q1') },
-      { seq: 2, message: assistantMessage('a1') },
-      { seq: 4, message: userMessage('q2') },
-      { seq: 5, message: assistantMessage('calling', ['c']) },
-      { seq: 6, message: toolResultMessage('c') },
-    ], 3)
+  it('decodes the structure only: a projection that leaves out required nodes still decodes', () => {
+    const index = twoTurns()
     const code = (include: [number, number][]): string => {
-      const checked = checkProjection(index, include)
+      const checked = decodeProjection(index, include)
       return 'violation' in checked ? checked.violation.code : 'ok'
     }
     expect(code([[4, 6]])).toBe('ok')
@@ -51,9 +55,34 @@ describe('encodeInclude / checkProjection', () => {
     expect(code([[4, 9]])).toBe('foreign-seq')
     expect(code([[5, 6], [4, 4]])).toBe('unordered-ranges')
     expect(code([[6, 4]])).toBe('unordered-ranges')
+    expect(code([[5, 6]])).toBe('ok')
+    expect(code([[2, 2], [4, 5]])).toBe('ok')
+    expect(code([[2, 2], [4, 6]])).toBe('ok')
+  })
+})
+
+describe('policyFinding', () => {
+  it('names what a decoded projection leaves out that the host would send', () => {
+    const index = twoTurns()
+    const code = (include: [number, number][]): string => {
+      const decoded = decodeProjection(index, include)
+      if ('violation' in decoded) throw new Error(decoded.violation.detail)
+      return policyFinding(index, decoded.included)?.code ?? 'ok'
+    }
+    expect(code([[4, 6]])).toBe('ok')
+    expect(code([[1, 1], [4, 6]])).toBe('ok')
     expect(code([[5, 6]])).toBe('required-missing')
     expect(code([[2, 2], [4, 5]])).toBe('required-missing')
     expect(code([[2, 2], [4, 6]])).toBe('opening')
+    const earlierUnit = NodeIndex.of([
+      { seq: 1, message: userMessage('q1') },
+      { seq: 2, message: assistantMessage('calling', ['c']) },
+      { seq: 3, message: toolResultMessage('c') },
+      { seq: 5, message: userMessage('q2') },
+      { seq: 6, message: assistantMessage('a2') },
+    ], 4)
+    expect(policyFinding(earlierUnit, [0, 1, 3, 4])?.code).toBe('open-unit')
+    expect(policyFinding(earlierUnit, [0, 1, 2, 3, 4])).toBeUndefined()
   })
 })
 
@@ -106,12 +135,11 @@ describe('requestMessagesFromLog', () => {
     expect(requestMessagesFromLog(later)).toEqual([later.deriveMessages()[1]])
   })
 
-  it('refuses a projection that leaves out the turn\'s own input', () => {
+  it('decodes a projection that leaves out what today\'s host requires, as written', () => {
     const session = threeUsers()
-    const forged = { type: 'request/projection', seq: 5, time: 0, data: select([[4, 4]], 3, 1) } as SessionEvent
-    const log = { events: [...session.events, forged], surface: session.surface, deriveMessages: () => session.deriveMessages() }
-    expect(() => requestMessagesFromLog(log))
-      .toThrow(expect.objectContaining({ code: 'required-missing' }))
+    const written = { type: 'request/projection', seq: 5, time: 0, data: select([[4, 4]], 3, 1) } as SessionEvent
+    const log = { events: [...session.events, written], surface: session.surface, deriveMessages: () => session.deriveMessages() }
+    expect(requestMessagesFromLog(log)).toEqual(session.deriveMessages().slice(2))
   })
 
   it('refuses a projection made under another surface generation or for another step', () => {

@@ -118,24 +118,8 @@ describe('replayRequests on real loop logs', () => {
 describe('replayRequests on tampered logs', () => {
   type Tamper = (event: SessionEvent<'request/projection'>, events: readonly SessionEvent[]) => void
   // The last request (turn 3, keep-last-2) sends "again" (the opening), then "done again" and "once more".
-  const callOf = (events: readonly SessionEvent[], after: number): number =>
-    (events.find(e => e.seq > after && e.type === 'assistant/message' && e.data.message.content.some(b => b.type === 'tool-call')) as SessionEvent).seq
-  const tail = (event: SessionEvent<'request/projection'>): number => (event.data.include.at(-1) as [number, number])[1]
   const cases: [name: string, code: ReplayErrorCode, tamper: Tamper][] = [
     ['its generation changed', 'projection-generation', event => { event.data.generation += 1 }],
-    ['the opening user message dropped', 'opening', event => {
-      event.data.include = event.data.include.slice(1)
-      event.data.includedNodes -= 1
-    }],
-    ['the turn\'s own input dropped', 'required-missing', event => {
-      const [first] = event.data.include[0] as [number, number]
-      event.data.include = [[first, first]]
-      event.data.includedNodes = 1
-    }],
-    ['a tool unit split', 'open-unit', (event, events) => {
-      const [first] = event.data.include[0] as [number, number]
-      event.data.include = [[first, callOf(events, first)], [tail(event), tail(event)]]
-    }],
     ['its runs out of surface order', 'unordered-ranges', event => { event.data.include = [...event.data.include].reverse() }],
     ['its included count changed', 'projection-counts', event => { event.data.includedNodes += 1 }],
     ['its surface count changed', 'projection-counts', event => { event.data.surfaceNodes -= 1 }],
@@ -163,6 +147,47 @@ describe('replayRequests on tampered logs', () => {
     expect((error as ReplayError).seq).toBe(target.seq)
     expect((error as ReplayError).message).toContain(`seq ${target.seq}`)
     if (code !== 'malformed-projection') expect((error as ReplayError).request).toMatchObject({ turn: 3, revision: 'keep-last-2' })
+  })
+})
+
+/** Seq of the first assistant message with tool calls after `after`. */
+const callOf = (events: readonly SessionEvent[], after: number): number =>
+  (events.find(e => e.seq > after && e.type === 'assistant/message' && e.data.message.content.some(b => b.type === 'tool-call')) as SessionEvent).seq
+/** The last seq a projection includes. */
+const tail = (event: SessionEvent<'request/projection'>): number => (event.data.include.at(-1) as [number, number])[1]
+
+/** Event types that bear a message on this conversation's surface (no compaction, no empty replies). */
+const BEARING: ReadonlySet<string> = new Set(['user/message', 'assistant/message', 'tool/result'])
+
+describe('replayRequests on logs written under another host policy', () => {
+  type Rewrite = (event: SessionEvent<'request/projection'>, events: readonly SessionEvent[]) => void
+  // What a host with another required set, unit rule or opening rule could have written: replay decodes it as logged.
+  const cases: [name: string, rewrite: Rewrite][] = [
+    ['the opening user message dropped', event => {
+      event.data.include = event.data.include.slice(1)
+      event.data.includedNodes -= 1
+    }],
+    ['the turn\'s own input dropped', event => {
+      const [first] = event.data.include[0] as [number, number]
+      event.data.include = [[first, first]]
+      event.data.includedNodes = 1
+    }],
+    ['a tool unit split', (event, events) => {
+      const [first] = event.data.include[0] as [number, number]
+      const call = callOf(events, first)
+      event.data.include = [[first, call], [tail(event), tail(event)]]
+      event.data.includedNodes = events.filter(e => e.seq >= first && e.seq <= call && BEARING.has(e.type)).length + 1
+    }],
+  ]
+
+  it.each(cases)('rebuilds the request as logged when %s', async (_name, rewrite) => {
+    const { events } = await converse(true)
+    const copy = structuredClone(events) as SessionEvent[]
+    const target = projectionEvents(copy).at(-1) as SessionEvent<'request/projection'>
+    rewrite(target, copy)
+    const last = replayRequests(copy).at(-1)
+    expect(last?.projection).toEqual(target.data)
+    expect(last?.messages).toHaveLength(target.data.includedNodes)
   })
 })
 

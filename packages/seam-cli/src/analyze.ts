@@ -1,6 +1,6 @@
 /**
- * One pass over a session log that rebuilds every request (`RequestReplay`, which checks each consumed
- * `request/projection` against the host's rules), folds the surface beside it with DSH's own incremental
+ * One pass over a session log that rebuilds every request (`RequestReplay`, which decodes each consumed
+ * `request/projection`), reads back which projections miss today's host policy (`policyFinding`), folds the surface beside it with DSH's own incremental
  * `SurfaceManager`, and checks that the two agree, request by request. Every step costs what a request sends or what
  * the log appends, never the whole surface.
  * @module @dsh-seam/cli/analyze
@@ -9,8 +9,8 @@
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { isSurfaceEligibleType } from '@deepseek-ai/dsh-session'
 import { SurfaceManager } from '@deepseek-ai/dsh-session/surface'
-import type { NodesMark, ReplayedRequest, ReplayErrorCode } from '@dsh-seam/agent-context'
-import { appendedNodes, checkProjection, describeFailure, NodeIndex, ReplayError, RequestReplay } from '@dsh-seam/agent-context'
+import type { NodesMark, PolicyFindingCode, ReplayedRequest, ReplayErrorCode } from '@dsh-seam/agent-context'
+import { appendedNodes, decodeProjection, describeFailure, NodeIndex, policyFinding, ReplayError, RequestReplay } from '@dsh-seam/agent-context'
 import type { RequestPricer } from '@dsh-seam/compaction-effective-projection'
 import { priceRequest } from '@dsh-seam/compaction-effective-projection'
 
@@ -37,6 +37,11 @@ export interface RequestSummary {
   readonly projectionSeq?: number
   /** The projection's revision label, as logged (escape it before printing). */
   readonly revision?: string
+  /**
+   * What the projection left out that today's host would send (a log written under an earlier rule): a warning, not a
+   * violation; the request was still rebuilt.
+   */
+  readonly policy?: { readonly code: PolicyFindingCode; readonly detail: string }
 }
 
 /** What is wrong with a log. */
@@ -171,7 +176,7 @@ function summarize(request: ReplayedRequest, surface: BearingSurface, at: Cursor
   if (projection === undefined) {
     included = range(index.length)
   } else {
-    const checked = checkProjection(index, projection.include)
+    const checked = decodeProjection(index, projection.include)
     if ('violation' in checked) {
       return violation('replay-disagrees', request.seq, request, projection.revision, `request at seq ${request.seq}: its projection holds for replayRequests but not on DSH's surface fold: ${checked.violation.detail}`)
     }
@@ -194,7 +199,8 @@ function summarize(request: ReplayedRequest, surface: BearingSurface, at: Cursor
     ...projectionSeq === undefined ? {} : { projectionSeq },
     ...projection?.revision === undefined ? {} : { revision: projection.revision },
   }
-  return { summary, included }
+  const finding = projection === undefined ? undefined : policyFinding(index, included)
+  return { summary: finding === undefined ? summary : { ...summary, policy: finding }, included }
 }
 
 /**

@@ -11,7 +11,7 @@ import { describeFailure, readSessionLog, SessionLogError } from '@dsh-seam/agen
 import type { LogAnalysis, LogViolation, TokenPricer } from './analyze.ts'
 import { LogAnalyzer } from './analyze.ts'
 import type { ReadLog } from './format.ts'
-import { inspectJson, inspectTable, printable, reportJson, reportLine, safeJson, simulationJson, simulationTables, verifyJson, violationLine } from './format.ts'
+import { inspectJson, inspectTable, policyWarning, printable, reportJson, reportLine, safeJson, simulationJson, simulationTables, verifyJson, violationLine } from './format.ts'
 import { meterPricer } from './pricer.ts'
 import { ReportBuilder } from './report.ts'
 import { reportHtml } from './report-html.ts'
@@ -34,6 +34,11 @@ export const EXIT = {
   violation: 1,
   /** `setup --check`: setup would change the app. */
   outdated: 1,
+  /**
+   * `verify`: every request rebuilt, but a projection leaves out what today's host would send (a log written under an
+   * earlier host rule): the findings are printed as warnings.
+   */
+  policy: 3,
   /** Bad arguments, a file that is not a complete, current session log ({@link SessionLogError}), or a refused `setup` ({@link SetupError}). */
   unreadable: 2,
   /** A fault of `dsh-seam` itself (a bug): reported on one line, never as a stack trace. */
@@ -200,11 +205,14 @@ async function inspectOrVerify({ command, path, json, quiet }: Invocation, io: C
   if (command === 'inspect') io.stdout.write(json ? inspectJson(log, analysis) : inspectTable(log, analysis))
   if (command === 'verify' && json) io.stdout.write(verifyJson(path, log, analysis))
   if (analysis.violation !== undefined) return violated(command, path, log, analysis, io)
+  const findings = analysis.requests.filter(request => request.policy !== undefined)
   if (command === 'verify' && !json) {
     const projected = analysis.requests.filter(request => request.projectionSeq !== undefined).length
-    io.stdout.write(`verified ${printable(path)}: ${analysis.requests.length} requests rebuilt from ${log.events} events; ${projected} request/projection events hold the host invariants\n`)
+    for (const request of findings) io.stderr.write(policyWarning(path, log, request))
+    const held = findings.length === 0 ? 'hold the host invariants' : `decode; ${findings.length} leave out what today's host sends (warnings above)`
+    io.stdout.write(`verified ${printable(path)}: ${analysis.requests.length} requests rebuilt from ${log.events} events; ${projected} request/projection events ${held}\n`)
   }
-  return EXIT.ok
+  return command === 'verify' && findings.length > 0 ? EXIT.policy : EXIT.ok
 }
 
 function violated(command: Command, path: string, log: ReadLog, analysis: LogAnalysis, io: CliIo): number {

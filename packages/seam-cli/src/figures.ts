@@ -6,7 +6,7 @@
 
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { EpochHeader, SessionEvent } from '@deepseek-ai/dsh-session'
-import { isUserInput, snapshotSource } from '@dsh-seam/agent-context'
+import { isUserInput, standingSource } from '@dsh-seam/agent-context'
 import type { TokenPricer } from './analyze.ts'
 
 /** What a request is made of: the categories of the anchor plugin's composition bars. */
@@ -17,11 +17,11 @@ export const CATEGORIES: readonly NodeCategory[] = ['user', 'assistant', 'tool',
 
 /**
  * @param message - a node's message.
- * @returns its category: a runtime-context snapshot (`snapshotSource`), the user's input, the model's reply, a tool
+ * @returns its category: standing context (`standingSource`: instructions, catalogs, runtime-context snapshots), the user's input, the model's reply, a tool
  * result, or another plugin message (a compaction summary, a reminder).
  */
 export function categoryOf(message: Message): NodeCategory {
-  if (snapshotSource(message) !== undefined) return 'snapshot'
+  if (standingSource(message) !== undefined) return 'snapshot'
   const { source } = message
   if (source.kind === 'model' || message.role === 'assistant') return 'assistant'
   if (source.kind === 'tool' || !isUserInput(message)) return 'tool'

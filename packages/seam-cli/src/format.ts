@@ -129,7 +129,28 @@ export function verifyJson(path: string, log: ReadLog, analysis: LogAnalysis): s
     projected: analysis.requests.filter(request => request.projectionSeq !== undefined).length,
     ok: analysis.violation === undefined,
     ...analysis.violation === undefined ? {} : { violation: located(log, analysis.violation) },
+    warnings: analysis.requests.flatMap(request => request.policy === undefined ? [] : [{
+      ...request.policy,
+      seq: request.projectionSeq,
+      line: log.lineOf(request.projectionSeq ?? request.seq),
+      turn: request.turn,
+      step: request.step,
+      ...request.revision === undefined ? {} : { revision: request.revision },
+    }]),
   })
+}
+
+/**
+ * @param path - the file.
+ * @param log - the log read.
+ * @param request - a request whose projection misses today's host policy.
+ * @returns one warning line: file, line, seq, turn, step, revision, code and what it left out, escaped.
+ */
+export function policyWarning(path: string, log: ReadLog, request: RequestSummary): string {
+  const { policy, revision, turn, step } = request
+  const seq = request.projectionSeq ?? request.seq
+  const where = `seq ${seq}, turn ${turn} step ${step}, ${revision === undefined ? 'no revision' : `revision "${revision}"`}`
+  return printable(`verify: warning: ${path}:${log.lineOf(seq)}: ${where}: [${policy?.code}] request/projection ${policy?.detail}; today's host would send it (the log was written under an earlier rule)`) + '\n'
 }
 
 function located(log: ReadLog, violation: LogViolation): LocatedViolation {

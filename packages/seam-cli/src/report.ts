@@ -6,7 +6,7 @@
 
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { isUserInput, snapshotSource } from '@dsh-seam/agent-context'
+import { isUserInput, standingSource } from '@dsh-seam/agent-context'
 import { promptTokens } from '@dsh-seam/compaction-effective-projection'
 import type { RequestSummary, RequestView, TokenPricer } from './analyze.ts'
 import type { NodeCategory } from './figures.ts'
@@ -163,7 +163,7 @@ export class ReportBuilder {
       unitId = this.units.get(first) ?? this.units.size
       this.units.set(first, unitId)
     }
-    const snapshot = isUserInput(message) ? snapshotSource(message) : undefined
+    const snapshot = isUserInput(message) ? standingSource(message) : undefined
     this.column.set(seq, this.nodes.length)
     this.nodes.push({
       seq,

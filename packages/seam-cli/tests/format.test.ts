@@ -74,19 +74,19 @@ describe('inspectTable', () => {
 describe('violations', () => {
   const analysis: LogAnalysis = {
     requests: [request('ok')],
-    violation: { code: 'open-unit', seq: 9, turn: 2, step: 1, revision: 'r\n1  1  forged', message: 'includes seq 5 but not seq 6\u001b[0m' },
+    violation: { code: 'unordered-ranges', seq: 9, turn: 2, step: 1, revision: 'r\n1  1  forged', message: 'includes seq 5 but not seq 6\u001b[0m' },
   }
 
   it('are one escaped line naming file, line, seq, turn, step, revision and code', () => {
     expect(violationLine('verify', '/logs/a\nb.jsonl', log, analysis.violation!)).toBe(
-      'dsh-seam verify: /logs/a\\nb.jsonl line 11 (seq 9, turn 2 step 1, revision "r\\n1  1  forged"): [open-unit] includes seq 5 but not seq 6\\u001B[0m\n',
+      'dsh-seam verify: /logs/a\\nb.jsonl line 11 (seq 9, turn 2 step 1, revision "r\\n1  1  forged"): [unordered-ranges] includes seq 5 but not seq 6\\u001B[0m\n',
     )
   })
 
   it('are reported by verify --json with their line', () => {
     expect(JSON.parse(verifyJson('a.jsonl', log, analysis))).toEqual({
       file: 'a.jsonl', session: log.header.id, events: 12, requests: 1, projected: 1, ok: false,
-      violation: { ...analysis.violation, line: 11 },
+      violation: { ...analysis.violation, line: 11 }, warnings: [],
     })
   })
 })
