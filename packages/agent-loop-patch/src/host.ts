@@ -87,7 +87,7 @@ function offer(agent: Agent): Offer {
     generation: fold.generation,
     mark: fold.mark,
     fold,
-    nodes: Object.freeze(fold.nodes.slice()),
+    nodes: Object.freeze(fold.contextNodes.slice()),
     requiredSeqs: Object.freeze(fold.index.requiredSeqs()),
     everything: () => everything ??= Object.freeze({ include: Object.freeze(fold.index.seqs.slice()) }),
     isEverything: selection => everything !== undefined && selection === everything,

@@ -21,11 +21,16 @@ export class SurfaceFold {
    * The message-bearing nodes in surface order, one frozen node per position of {@link SurfaceFold.index}. The array
    * grows in place as nodes are appended and is replaced when a compaction replaces nodes.
    */
-  nodes: ContextNode[] = []
+  contextNodes: ContextNode[] = []
   /** The events folded so far, by seq: the fold and a replacement node's sources read them, as on a live session. */
   readonly events: SessionEvent[] = []
   private readonly surface = new SurfaceManager(this.events)
   private nodesMark: NodesMark | undefined
+
+  /** Every surface seq, in surface order. */
+  get nodes(): readonly number[] {
+    return this.surface.nodes
+  }
 
   /** How many events are folded: the seq of the next one. */
   get length(): number {
@@ -55,12 +60,12 @@ export class SurfaceFold {
     this.nodesMark = mark
     if (!extending) {
       this.index = NodeIndex.read(added, this.index.turnStart, eventAt)
-      this.nodes = [...added]
+      this.contextNodes = [...added]
       return
     }
     for (const node of added) {
       this.index.push(node.seq, node.message)
-      this.nodes.push(node)
+      this.contextNodes.push(node)
     }
   }
 }

@@ -4,18 +4,8 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { decodeProjection } from '../src/check.ts'
 import { NodeIndex } from '../src/nodes.ts'
-import { policyFinding } from '../src/policy.ts'
 import { encodeInclude, pendingProjection, requestMessagesFromLog } from '../src/projection.ts'
-import { assistantMessage, toolResultMessage, userMessage } from './support.ts'
-
-/** Turn 1's question and answer, then turn 2 (open since seq 3): a question and a tool-call unit. */
-const twoTurns = (): NodeIndex => NodeIndex.of([
-  { seq: 1, message: userMessage('q1') },
-  { seq: 2, message: assistantMessage('a1') },
-  { seq: 4, message: userMessage('q2') },
-  { seq: 5, message: assistantMessage('calling', ['c']) },
-  { seq: 6, message: toolResultMessage('c') },
-], 3)
+import { assistantMessage, twoTurns, userMessage } from './support.ts'
 
 describe('encodeInclude / decodeProjection', () => {
   const caseArb = fc.uniqueArray(fc.nat({ max: 10_000 }), { minLength: 1, maxLength: 40 }).chain(surface => fc.record({
@@ -58,31 +48,6 @@ describe('encodeInclude / decodeProjection', () => {
     expect(code([[5, 6]])).toBe('ok')
     expect(code([[2, 2], [4, 5]])).toBe('ok')
     expect(code([[2, 2], [4, 6]])).toBe('ok')
-  })
-})
-
-describe('policyFinding', () => {
-  it('names what a decoded projection leaves out that the host would send', () => {
-    const index = twoTurns()
-    const code = (include: [number, number][]): string => {
-      const decoded = decodeProjection(index, include)
-      if ('violation' in decoded) throw new Error(decoded.violation.detail)
-      return policyFinding(index, decoded.included)?.code ?? 'ok'
-    }
-    expect(code([[4, 6]])).toBe('ok')
-    expect(code([[1, 1], [4, 6]])).toBe('ok')
-    expect(code([[5, 6]])).toBe('required-missing')
-    expect(code([[2, 2], [4, 5]])).toBe('required-missing')
-    expect(code([[2, 2], [4, 6]])).toBe('opening')
-    const earlierUnit = NodeIndex.of([
-      { seq: 1, message: userMessage('q1') },
-      { seq: 2, message: assistantMessage('calling', ['c']) },
-      { seq: 3, message: toolResultMessage('c') },
-      { seq: 5, message: userMessage('q2') },
-      { seq: 6, message: assistantMessage('a2') },
-    ], 4)
-    expect(policyFinding(earlierUnit, [0, 1, 3, 4])?.code).toBe('open-unit')
-    expect(policyFinding(earlierUnit, [0, 1, 2, 3, 4])).toBeUndefined()
   })
 })
 

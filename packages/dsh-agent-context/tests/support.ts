@@ -7,6 +7,7 @@ import type { ContextNode } from '@deepseek-ai/dsh-agent'
 import type { AssistantMessage, Message, ToolResultMessage, UserMessage } from '@deepseek-ai/dsh-llm'
 import { CallId, createAssistantMessage, createToolResultMessage, createUserMessage } from '@deepseek-ai/dsh-llm'
 import fc from 'fast-check'
+import { NodeIndex } from '../src/nodes.ts'
 
 export function userMessage(text: string): UserMessage {
   return createUserMessage({ content: [{ type: 'text', text }], source: { kind: 'user' } })
@@ -25,6 +26,15 @@ export function assistantMessage(text: string, callIds: readonly string[] = []):
 export function toolResultMessage(callId: string): ToolResultMessage {
   return createToolResultMessage({ callId: CallId(callId), content: [{ type: 'text', text: `result of ${callId}` }], isError: false })
 }
+
+/** Turn 1's question and answer, then turn 2 (open since seq 3): a question and a tool-call unit. */
+export const twoTurns = (): NodeIndex => NodeIndex.of([
+  { seq: 1, message: userMessage('q1') },
+  { seq: 2, message: assistantMessage('a1') },
+  { seq: 4, message: userMessage('q2') },
+  { seq: 5, message: assistantMessage('calling', ['c']) },
+  { seq: 6, message: toolResultMessage('c') },
+], 3)
 
 /** A generated surface and, as ground truth, its tool units (call seq first, then its results). */
 export interface GeneratedSurface {
