@@ -41,11 +41,11 @@ interface Series {
   readonly agentEvents: (ctx: unknown, agent: Agent) => SeriesDispatch
 }
 
-/** The entry file of an npm package under `stock/`, from its `exports["."]`. */
-function stockEntry(name: string): string {
+/** The entry file of an npm package under `stock/`, from its `exports["."]` (or `exports["./<subpath>"]`). */
+function stockEntry(name: string, subpath = '.'): string {
   const dir = join(STOCK_MODULES, name)
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { exports?: Record<string, unknown>; main?: string }
-  const root = pkg.exports?.['.']
+  const root = pkg.exports?.[subpath]
   const entry = typeof root === 'string' ? root : (root as { default?: string; import?: string } | undefined)?.default ?? (root as { import?: string } | undefined)?.import ?? pkg.main
   if (entry === undefined) throw new Error(`P1-src: stock ${name} has no entry`)
   return pathToFileURL(join(dir, entry)).href
@@ -86,9 +86,12 @@ async function seriesModules(out: string): Promise<Series | string> {
       if (specifier.startsWith('.')) {
         const sibling = join(dirname(file), specifier)
         if (files.includes(sibling)) return `from '${pathToFileURL(js(sibling)).href}'`
-        // A module of the checkout's own package that the series does not change: the stock package exports it.
+        // A module of the checkout's own package that the series does not change: the stock package exports it, at
+        // its own subpath when it has one (dsh-session's `./surface`), else at the root.
         const pkg = file.startsWith('packages/core/session/') ? '@deepseek-ai/dsh-session' : '@deepseek-ai/dsh-agent-loop'
-        return `from '${stockEntry(pkg)}'`
+        const own = `./${basename(sibling, '.ts')}`
+        const exported = (JSON.parse(readFileSync(join(STOCK_MODULES, pkg, 'package.json'), 'utf8')) as { exports?: Record<string, unknown> }).exports ?? {}
+        return `from '${stockEntry(pkg, own in exported ? own : '.')}'`
       }
       const shim = shims[specifier as keyof typeof shims]
       if (shim !== undefined && !(file.startsWith('packages/core/session/') && specifier === '@deepseek-ai/dsh-session')) return `from '${pathToFileURL(shim).href}'`
@@ -137,9 +140,11 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
       + 'and the generated dsh-session modules) transpiled with the workspace\'s TypeScript and bound to the unmodified '
       + 'npm rc.8 packages. One real stock AgentLoop session grows by the scripted conversation (every third turn calls '
       + '`echo`) to each size; with no `agent/context` listener, batches of the series\' step selection (its `agent.ts`: '
-      + '`await projectRequestMessages(...)`, which dispatches the waterfall, finds the default selection and returns '
-      + '`session.deriveMessages()`) alternate with batches of the stock step\'s `session.deriveMessages()` on that '
-      + 'session; medians of the batch means.',
+      + '`await projectRequestMessages(...)`, which asks cordis for the agent\'s `agent/context` and '
+      + '`agent/context-selected` listeners, finds none and returns `session.deriveMessages()`) alternate with batches of '
+      + 'the stock step\'s `session.deriveMessages()` on that session. Before every call of either side one log-only '
+      + 'event is appended, as a step appends its `step/start` and user messages, so nothing read of the log is cached '
+      + 'from the call before; medians of the batch means.',
     target: `series/stock time per step ≤ ${TARGET} at 1,000 and 10,000 surface nodes with ≥ ${MIN_EVENTS_PER_NODE} events per node`,
   }
   try {
@@ -150,7 +155,19 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
     const agent = loop.create('p1-src')
     const dispatch = series.agentEvents(loop.ctx, agent)
     const request = { turn: 1, step: 1, system: '', tools: [] as const, signal: new AbortController().signal }
-    const step = (): Promise<Message[]> => series.host(agent, dispatch, request)
+    // Each call appends one log-only event first, as a step does (step/start, the step's user messages), so nothing
+    // either side reads of the log is cached from the call before.
+    const append = (): void => {
+      agent.session.append('agent/inbox/spliced', { target: 'next-turn', start: 0, removedCount: 0, inserted: [] })
+    }
+    const step = (): Promise<Message[]> => {
+      append()
+      return series.host(agent, dispatch, request)
+    }
+    const stockStep = (): Message[] => {
+      append()
+      return agent.session.deriveMessages()
+    }
     const sizes = quick ? [1_000] : [1_000, 10_000]
     const rows: string[][] = []
     const ratios: number[] = []
@@ -164,7 +181,7 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
       density.push(perNode)
       const same = JSON.stringify(await step()) === JSON.stringify(session.deriveMessages())
       if (!same) throw new Error('P1-src: the series\' step does not send what deriveMessages() derives')
-      const [seriesMs, stock] = await lockstep(step, () => agent.session.deriveMessages(), quick ? 200 : 1_000, quick ? 5 : 15)
+      const [seriesMs, stock] = await lockstep(step, stockStep, quick ? 200 : 1_000, quick ? 5 : 15)
       ratios.push(seriesMs / stock)
       differences.push(`${significant((seriesMs - stock) * 1e6)} ns at ${session.surface.nodes.length} nodes`)
       rows.push([
@@ -188,10 +205,9 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
         rows,
       },
       notes: [
-        'Without a listener for the agent, the series\' step still runs the host: it builds the offer (the nodes '
-          + 'appended since the last offer, their index, the required set), dispatches `agent/context` (whose innermost '
-          + '`next()` selects every node) and `agent/context-selected`, and returns `session.deriveMessages()`. Nothing asks '
-          + 'which listeners exist. The two sides read the same session, so deriveMessages()\' own cache serves both.',
+        'Without a listener for the agent, the series\' step asks cordis\' `events.dispatch` for the scope-filtered '
+          + 'listeners of `agent/context` and `agent/context-selected`, finds none and returns `session.deriveMessages()`: '
+          + 'no offer, no read of the log. Both sides append before each call and read the same session.',
         `Series minus stock per step: ${differences.join('; ')}.`,
       ],
     }

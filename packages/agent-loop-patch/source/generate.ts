@@ -352,7 +352,7 @@ function render(tree: string, { target, statements }: Plan, home: Map<ts.Stateme
         need(specifierFor(target.file, there.file), name, imported.typeOnly || origin.typeOnly)
         continue
       }
-      if (imported.specifier === pkg || DEPENDANTS[pkg]?.includes(imported.specifier)) {
+      if (imported.specifier === pkg || imported.specifier.startsWith(`${pkg}/`) || DEPENDANTS[pkg]?.includes(imported.specifier)) {
         const file = ownFile(tree, folder, name)
         if (file === undefined) throw new GenerateError(`${target.file}: ${name} (from ${imported.specifier}) is declared by no file of ${folder}`)
         need(specifierFor(target.file, file), name, imported.typeOnly)

@@ -66,31 +66,59 @@ function selecting(agent: Agent): boolean {
     || agent.ctx.events.dispatch('serial', [carrier, 'agent/context-selected']).length > 0
 }
 
+/**
+ * The arrays offered to listeners, per fold: its nodes and their seqs, appended to as the surface grows and rebuilt
+ * when a compaction replaces nodes. They are the listeners' read-only view, not copied per request (a copy costs the
+ * surface, and more once an array outgrows V8's regular heap objects); the host decides by the fold's own index, so a
+ * listener that writes to them against their type changes no request but its own, and a view whose length or ends no
+ * longer match the fold is rebuilt.
+ */
+const views = new WeakMap<SurfaceFold, { generation: number; nodes: ContextNode[]; seqs: number[] }>()
+
+/** Whether a view still agrees with the fold's nodes it was built from: lengths, and the ends of both arrays. */
+function intact(view: { nodes: readonly ContextNode[]; seqs: readonly number[] }, source: readonly ContextNode[]): boolean {
+  const { length } = view.nodes
+  if (length > source.length || view.seqs.length !== length) return false
+  if (length === 0) return true
+  const last = source[length - 1] as ContextNode
+  return view.nodes[0] === source[0] && view.nodes[length - 1] === last && view.seqs[0] === source[0]?.seq && view.seqs[length - 1] === last.seq
+}
+
+function viewOf(fold: SurfaceFold): { nodes: readonly ContextNode[]; seqs: readonly number[] } {
+  const source = fold.contextNodes
+  let view = views.get(fold)
+  if (view === undefined || view.generation !== fold.generation || !intact(view, source)) {
+    views.set(fold, view = { generation: fold.generation, nodes: [], seqs: [] })
+  }
+  for (let at = view.nodes.length; at < source.length; at++) {
+    const node = source[at] as ContextNode
+    view.nodes.push(node)
+    view.seqs.push(node.seq)
+  }
+  return view
+}
+
 interface Offer {
   generation: number
   /** The fold's {@link SurfaceFold.mark} when offered. */
   mark: string
   fold: SurfaceFold
-  /** The nodes offered: a frozen copy, as `Session.deriveMessages()` hands out a copy of its messages. */
   nodes: readonly ContextNode[]
   requiredSeqs: readonly number[]
-  /** The waterfall's default result, made when a listener first calls `next()`; returned unchanged it needs no normalization. */
-  everything: () => ContextSelection
-  /** Whether {@link Offer.everything} made `selection`. */
-  isEverything: (selection: ContextSelection) => boolean
+  /** The waterfall's default result: every node. Returned unchanged it needs no normalization. */
+  everything: ContextSelection
 }
 
 function offer(agent: Agent): Offer {
   const fold = follow(agent)
-  let everything: ContextSelection | undefined
+  const { nodes, seqs } = viewOf(fold)
   return {
     generation: fold.generation,
     mark: fold.mark,
     fold,
-    nodes: Object.freeze(fold.contextNodes.slice()),
+    nodes,
     requiredSeqs: Object.freeze(fold.index.requiredSeqs()),
-    everything: () => everything ??= Object.freeze({ include: Object.freeze(fold.index.seqs.slice()) }),
-    isEverything: selection => everything !== undefined && selection === everything,
+    everything: Object.freeze({ include: seqs }),
   }
 }
 
@@ -104,7 +132,7 @@ function moved(agent: Agent, before: Offer): boolean {
  */
 async function select(agent: Agent, dispatch: AgentEventDispatch, request: ProjectionRequest, current: Offer): Promise<ContextSelection> {
   const payload = { ...request, generation: current.generation, nodes: current.nodes, requiredSeqs: current.requiredSeqs }
-  const everything = (): Promise<ContextSelection> => Promise.resolve(current.everything())
+  const everything = (): Promise<ContextSelection> => Promise.resolve(current.everything)
   let selection: ContextSelection
   try {
     selection = await dispatch.waterfall('agent/context', payload, everything)
@@ -137,10 +165,10 @@ async function pass(
   const selection = await select(agent, dispatch, request, current)
   if (moved(agent, current)) return { moved: current, selection }
   const { fold } = current
-  const projection = current.isEverything(selection)
+  const projection = selection === current.everything
     ? undefined
     : normalizeOffer(String(agent.id), () => fold.events, fold.index, current.requiredSeqs, selection)
-  const include = projection?.include ?? current.everything().include
+  const include = projection?.include ?? current.everything.include
   await dispatch.serial('agent/context-selected', { ...request, nodes: current.nodes, requiredSeqs: current.requiredSeqs, include, final })
   request.signal.throwIfAborted()
   if (moved(agent, current)) return { moved: current, selection }
@@ -180,7 +208,7 @@ export async function projectRequestMessages(
   const { index } = fold
   const pending = (): boolean => pendingProjectionOf(fold.length, seq => fold.events[seq]) !== undefined
   if ((projection === undefined || projection.isDefault) && !pending()) return session.deriveMessages()
-  const normalized = projection ?? normalizeOffer(String(agent.id), () => fold.events, index, current.requiredSeqs, current.everything())
+  const normalized = projection ?? normalizeOffer(String(agent.id), () => fold.events, index, current.requiredSeqs, current.everything)
   const data: RequestProjection = {
     turn: request.turn,
     step: request.step,

@@ -1,10 +1,10 @@
 /**
- * P9: what one step costs as a session grows, with the log appended to between steps as in use. Three real loops
+ * P10: what one step costs as a session grows, with the log appended to between steps as in use. Three real loops
  * run the same scripted conversation in lockstep: the unmodified npm rc.8 set, the patched set with no
  * `agent/context` listener, and the patched set with a keep-the-last-6-nodes listener. Each step's window is timed
  * from the end of the `agent/pre-step` waterfall (the step's user messages are then appended) to the dispatch of
  * `agent/request` (the request messages are chosen): where the host runs. Measured at 10,000 and at 100,000 log events.
- * @module bench/p9-step-window
+ * @module bench/p10-step-window
  */
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
@@ -61,14 +61,14 @@ async function measureAt(sides: readonly Side[], turn: { next: number }, events:
   collectGarbage()
   const from = sides.map(s => s.windows.length)
   while (Math.min(...sides.map((s, i) => s.windows.length - (from[i] as number))) < steps) await say()
-  for (const s of sides) if (s.loop.errors.length > 0) throw new Error(`P9 ${s.name} loop failed: ${String(s.loop.errors[0]?.error)}`)
+  for (const s of sides) if (s.loop.errors.length > 0) throw new Error(`P10 ${s.name} loop failed: ${String(s.loop.errors[0]?.error)}`)
   return Object.fromEntries(sides.map((s, i) => [s.name, median(s.windows.slice(from[i])) * 1_000])) as Record<Side['name'], number>
 }
 
 /**
  * @param quick - smaller sizes, for a smoke run.
  * @param log - progress sink.
- * @returns the P9 section.
+ * @returns the P10 section.
  */
 export async function benchStepWindow(quick: boolean, log: (line: string) => void): Promise<Section> {
   const [stock, patched] = [await stockDsh(), await patchedDsh()]
@@ -79,7 +79,7 @@ export async function benchStepWindow(quick: boolean, log: (line: string) => voi
   const results: { events: number; us: Record<Side['name'], number> }[] = []
   for (const events of sizes) {
     results.push({ events, us: await measureAt(sides, turn, events, steps) })
-    log(`P9 ${events} events: measured`)
+    log(`P10 ${events} events: measured`)
   }
   const [small, large] = results as [typeof results[number], typeof results[number]]
   const noListener = Math.max(...results.map(r => r.us.patched / r.us.stock))
@@ -87,7 +87,7 @@ export async function benchStepWindow(quick: boolean, log: (line: string) => voi
   const nodes = sides.map(s => s.agent.session.surface.nodes.length)
   for (const s of sides) await (s.loop.ctx as unknown as { fiber: { dispose(): Promise<unknown> } }).fiber.dispose()
   return {
-    id: 'P9',
+    id: 'P10',
     title: 'The step as the log grows, with appends between steps',
     method: 'Three real AgentLoops booted by `@dsh-seam/loop-testkit` (invariants off) run the same scripted conversation '
       + 'in lockstep, turn by turn, the first to go alternating: the unmodified npm rc.8 set, the patched set with no '
@@ -115,8 +115,9 @@ export async function benchStepWindow(quick: boolean, log: (line: string) => voi
       'With no listener in the agent\'s scope the patched step asks cordis which listeners `agent/context` and '
         + '`agent/context-selected` have (`ctx.events.dispatch`) and returns `session.deriveMessages()`, as stock does. '
         + 'With a listener the host offers nodes from a surface fold it keeps in step with the log through `session/event` '
-        + '(the log is read once, when following starts); what grows with the session is the frozen copy of the offered '
-        + 'nodes and of the default selection, as `deriveMessages()` copies its messages.',
+        + '(the log is read once, when following starts) and offers a read-only view of its nodes that grows in place, '
+        + 'so nothing is copied per request. Stock\'s window grows with the session: `deriveMessages()` copies its '
+        + 'message list every step, and an array past about 16,000 elements no longer fits V8\'s regular heap objects.',
     ],
   }
 }
