@@ -15,8 +15,9 @@ import { inspectJson, inspectTable, printable, reportJson, reportLine, safeJson,
 import { meterPricer } from './pricer.ts'
 import { ReportBuilder } from './report.ts'
 import { reportHtml } from './report-html.ts'
-import type { LoadedPolicy } from './simulate.ts'
-import { loadPolicy, PolicyError, simulate } from './simulate.ts'
+import type { LoadedPolicy } from './policy-host.ts'
+import { LISTENER_TIMEOUT_MS, loadPolicy, PolicyError } from './policy-host.ts'
+import { simulate } from './simulate.ts'
 import { planSetup, SetupError, setupReport, writeSetup } from './setup.ts'
 
 /** Where the command writes. */
@@ -49,7 +50,8 @@ const PROGRESS_MIN_EVENTS = 20_000
 const USAGE = `usage: dsh-seam inspect <session.jsonl> [--json] [--quiet]
        dsh-seam verify <session.jsonl> [--json] [--quiet]
        dsh-seam report <session.jsonl> -o <report.html> [--json] [--quiet]
-       dsh-seam simulate <session.jsonl> --policy <module> [--policy <module> ...] [--json] [--quiet]
+       dsh-seam simulate <session.jsonl> --policy <module> [--policy <module> ...] [--listener-timeout <ms>]
+                [--json] [--quiet]
        dsh-seam setup [dir] [--pm pnpm|npm] [--check] [--no-patches]
 
 inspect  every request: turn, step, surface nodes, included nodes, excluded surface runs,
@@ -63,7 +65,12 @@ report   one self-contained HTML page (offline): the map of requests × surface 
 simulate replay the log's requests under each agent/context policy module (it exports
          createListener({ agent, meter }), optionally name and probes(turns)) through the host's
          normalizer, with no model call: tokens sent (sum, peak, p95), prefix reuse, host additions,
-         recall of each probe, beside the recorded selection
+         probes (the planted input and the fact sent), requests over the recorded context window,
+         and each figure against the recorded selection. Each module runs in a worker of its own with
+         full Node privileges (run only modules you trust); its console output goes to stderr
+--listener-timeout  simulate: longest call of a policy (loading it, building or running its
+         listener), in ms (default ${LISTENER_TIMEOUT_MS}); a policy that does not return, exits or
+         throws outside its listener fails on one line naming the policy and the request
 setup    install the seam's patches into the DSH app in dir (default: the current folder): pin every
          DSH package to 0.1.0-rc.8 (a range that admits it is rewritten, another version is refused),
          override the whole DSH 0.1.0-rc.8 set and the cordis packages it was built with, allow
@@ -107,6 +114,8 @@ interface Invocation {
   readonly output?: string
   /** `simulate`: the policy modules. */
   readonly policies: readonly string[]
+  /** `simulate`: the longest call of a policy, in ms. */
+  readonly timeoutMs: number
 }
 
 type Problem = { readonly problem: string }
@@ -147,6 +156,7 @@ function parse(argv: readonly string[]): Invocation | SetupInvocation | 'help' |
         help: { type: 'boolean', short: 'h' },
         output: { type: 'string', short: 'o' },
         policy: { type: 'string', multiple: true },
+        'listener-timeout': { type: 'string' },
       },
     })
   } catch (error: unknown) {
@@ -166,7 +176,11 @@ function parse(argv: readonly string[]): Invocation | SetupInvocation | 'help' |
   if (known !== 'report' && values.output !== undefined) return { problem: `${known} writes no file: -o is for report` }
   if (known === 'simulate' && policies.length === 0) return { problem: 'simulate needs at least one --policy <module>' }
   if (known !== 'simulate' && policies.length > 0) return { problem: `${known} takes no policy: --policy is for simulate` }
-  return { command: known, path, json: values.json === true, quiet: values.quiet === true, policies, ...values.output === undefined ? {} : { output: values.output } }
+  const timeout = values['listener-timeout']
+  if (known !== 'simulate' && timeout !== undefined) return { problem: `${known} runs no policy: --listener-timeout is for simulate` }
+  const timeoutMs = timeout === undefined ? LISTENER_TIMEOUT_MS : Number(timeout)
+  if (!/^\d+$/.test(timeout ?? '0') || !Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2 ** 31 - 1) return { problem: `--listener-timeout ${JSON.stringify(timeout)}: expected a whole number of milliseconds from 1 to ${2 ** 31 - 1}` }
+  return { command: known, path, json: values.json === true, quiet: values.quiet === true, policies, timeoutMs, ...values.output === undefined ? {} : { output: values.output } }
 }
 
 /**
@@ -233,11 +247,17 @@ async function report({ path, json, quiet, output }: Invocation, io: CliIo, pric
   return analysis.violation === undefined ? EXIT.ok : violated('report', path, log, analysis, io)
 }
 
-async function simulateCommand({ path, json, quiet, policies }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
+async function simulateCommand({ path, json, quiet, policies, timeoutMs }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
   const loaded: LoadedPolicy[] = []
-  for (const module of policies) loaded.push(await loadPolicy(module))
   const events: SessionEvent[] = []
-  const log = await readLog(path, io, quiet, true, event => { events.push(event) })
+  let log: ReadLog
+  try {
+    for (const module of policies) loaded.push(await loadPolicy(module, { timeoutMs, output: text => io.stderr.write(text) }))
+    log = await readLog(path, io, quiet, true, event => { events.push(event) })
+  } catch (error: unknown) {
+    await Promise.all(loaded.map(policy => policy.close()))
+    throw error
+  }
   let reported = 0
   const progress = quiet || io.stderr.isTTY !== true || events.length < PROGRESS_MIN_EVENTS ? undefined : (done: number, total: number): void => {
     const tenth = Math.floor(done * 10 / total)
