@@ -98,7 +98,8 @@ export class LoadedPolicy {
     const worker = new Worker(new URL('./policy-worker.js', import.meta.url), { workerData, stdout: true, stderr: true })
     const policy = new LoadedPolicy(worker, module, options)
     try {
-      const loaded = await policy.wait('loading the module')
+      await policy.wait('starting its worker', false)
+      const loaded = await policy.call({ type: 'load' }, 'loading the module')
       if (loaded.type === 'loaded') policy.label = loaded.name
     } catch (error: unknown) {
       await policy.close()
@@ -115,7 +116,7 @@ export class LoadedPolicy {
    * @throws {PolicyError} the worker's refusal, `listener-timeout`, `policy-exited`, `listener-failed`.
    */
   call(message: ToPolicyWorker, where: string): Promise<FromPolicyWorker> {
-    const answer = this.wait(where)
+    const answer = this.wait(where, true)
     if (this.failure === undefined) this.worker.postMessage(message)
     return answer
   }
@@ -130,10 +131,11 @@ export class LoadedPolicy {
     await this.worker.terminate()
   }
 
-  private wait(where: string): Promise<FromPolicyWorker> {
+  /** The worker's next answer; `timed`: within the per-call timeout (a call of the module's code). */
+  private wait(where: string, timed: boolean): Promise<FromPolicyWorker> {
     if (this.failure !== undefined) return Promise.reject(this.failure)
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = !timed ? undefined : setTimeout(() => {
         this.fail(new PolicyError('listener-timeout', this.label, `${where} did not return within ${this.timeoutMs} ms (--listener-timeout): it never settles, loops or waits on a timer`))
         this.closing = true
         void this.worker.terminate()

@@ -15,6 +15,7 @@ import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agen
 import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent, SessionHeader } from '@deepseek-ai/dsh-session'
 import { describeFailure } from '@dsh-seam/agent-context'
+import type { TokenPricer } from './analyze.ts'
 import { meterPricer } from './pricer.ts'
 import type { PolicyErrorCode } from './policy-host.ts'
 import type { ContextPolicy, PolicyListener, PolicyPayload, RecallProbe } from './simulate.ts'
@@ -42,6 +43,7 @@ export interface OfferMessage {
 
 /** What the host asks of a policy worker. */
 export type ToPolicyWorker =
+  | { readonly type: 'load' }
   | { readonly type: 'start'; readonly header: SessionHeader }
   | { readonly type: 'probes'; readonly turns: number }
   | OfferMessage
@@ -54,6 +56,7 @@ export type SelectionReply =
 
 /** What a policy worker answers. */
 export type FromPolicyWorker =
+  | { readonly type: 'ready' }
   | { readonly type: 'loaded'; readonly name: string }
   | { readonly type: 'done' }
   | { readonly type: 'probes'; readonly probes: readonly RecallProbe[] }
@@ -191,6 +194,7 @@ async function importPolicy(module: string): Promise<{ name: string; policy: Con
 
 /** The worker's state: the module, its listener, and its own copy of the log and the offer. */
 class PolicyRun {
+  private policy: ContextPolicy | undefined
   private listener: PolicyListener | undefined
   private readonly touched: string[] = []
   private readonly events: SessionEvent[] = []
@@ -198,13 +202,18 @@ class PolicyRun {
   private nodes: readonly ContextNode[] = Object.freeze([])
   private agent: Agent | undefined
 
-  constructor(private readonly policy: ContextPolicy) {}
+  constructor(private readonly meter: TokenPricer, private readonly module: string) {}
 
-  async start(header: SessionHeader): Promise<void> {
-    const { pricer } = await meterPricer()
+  async load(): Promise<string> {
+    const { name, policy } = await importPolicy(this.module)
+    this.policy = policy
+    return name
+  }
+
+  start(header: SessionHeader): void {
     this.agent = logAgent(deepFreeze(header), this.events, this.at, this.touched)
     try {
-      this.listener = this.policy.createListener({ agent: this.agent, meter: pricer })
+      this.listener = (this.policy as ContextPolicy).createListener({ agent: this.agent, meter: this.meter })
     } catch (error: unknown) {
       throw touchedOr(this.touched, 'createListener', error)
     }
@@ -213,10 +222,11 @@ class PolicyRun {
   }
 
   probes(turns: number): RecallProbe[] {
-    if (this.policy.probes === undefined) return []
+    const { probes } = this.policy as ContextPolicy
+    if (probes === undefined) return []
     let result: unknown
     try {
-      result = this.policy.probes(turns)
+      result = probes(turns)
     } catch (error: unknown) {
       throw new Refusal('invalid-policy', `probes(${turns}) failed: ${describeFailure(error)}`)
     }
@@ -265,19 +275,12 @@ async function serve(port: NonNullable<typeof parentPort>, { module }: PolicyWor
     if (error instanceof Refusal) reply({ type: 'failed', code: error.code, message: error.message })
     else reply({ type: 'failed', code: 'listener-failed', message: describeFailure(error) })
   }
-  let run: PolicyRun
-  try {
-    const { name, policy } = await importPolicy(module)
-    run = new PolicyRun(policy)
-    reply({ type: 'loaded', name })
-  } catch (error: unknown) {
-    failed(error)
-    return
-  }
+  const run = new PolicyRun((await meterPricer()).pricer, module)
   port.on('message', (message: ToPolicyWorker) => {
     const answer = async (): Promise<FromPolicyWorker> => {
       switch (message.type) {
-        case 'start': await run.start(message.header); return { type: 'done' }
+        case 'load': return { type: 'loaded', name: await run.load() }
+        case 'start': run.start(message.header); return { type: 'done' }
         case 'probes': return { type: 'probes', probes: run.probes(message.turns) }
         case 'request': return await run.select(message)
         case 'flush': await flushed(); return { type: 'done' }
@@ -285,6 +288,7 @@ async function serve(port: NonNullable<typeof parentPort>, { module }: PolicyWor
     }
     answer().then(reply, failed)
   })
+  reply({ type: 'ready' })
 }
 
 if (parentPort !== null) await serve(parentPort, workerData as PolicyWorkerData)
