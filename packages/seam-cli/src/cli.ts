@@ -4,7 +4,7 @@
  * @module @dsh-seam/cli/cli
  */
 
-import { writeFileSync } from 'node:fs'
+import { statSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { describeFailure, readSessionLog, SessionLogError } from '@dsh-seam/agent-context'
@@ -49,7 +49,7 @@ const PROGRESS_MIN_EVENTS = 20_000
 
 const USAGE = `usage: dsh-seam inspect <session.jsonl> [--json] [--quiet]
        dsh-seam verify <session.jsonl> [--json] [--quiet]
-       dsh-seam report <session.jsonl> -o <report.html> [--json] [--quiet]
+       dsh-seam report <session.jsonl> -o <report.html | -> [--json] [--quiet]
        dsh-seam simulate <session.jsonl> --policy <module> [--policy <module> ...] [--listener-timeout <ms>]
                 [--json] [--quiet]
        dsh-seam setup [dir] [--pm pnpm|npm] [--check] [--no-patches]
@@ -174,6 +174,7 @@ function parse(argv: readonly string[]): Invocation | SetupInvocation | 'help' |
   const policies = values.policy ?? []
   if (known === 'report' && (values.output === undefined || values.output === '')) return { problem: 'report needs the page to write: -o <report.html>' }
   if (known !== 'report' && values.output !== undefined) return { problem: `${known} writes no file: -o is for report` }
+  if (values.output === '-' && values.json === true) return { problem: 'report -o - writes the page to stdout: --json cannot share it' }
   if (known === 'simulate' && policies.length === 0) return { problem: 'simulate needs at least one --policy <module>' }
   if (known !== 'simulate' && policies.length > 0) return { problem: `${known} takes no policy: --policy is for simulate` }
   const timeout = values['listener-timeout']
@@ -226,7 +227,22 @@ function violated(command: Command, path: string, log: ReadLog, analysis: LogAna
   return EXIT.violation
 }
 
+/** Whether two paths name one file (the same device and inode); false when either does not exist. */
+function sameFile(a: string, b: string): boolean {
+  try {
+    const [x, y] = [statSync(a), statSync(b)]
+    return x.dev === y.dev && x.ino === y.ino
+  } catch {
+    // A path that does not exist (the page not written yet) is not the log.
+    return false
+  }
+}
+
 async function report({ path, json, quiet, output }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
+  if (output !== '-' && sameFile(path, output as string)) {
+    io.stderr.write(`dsh-seam report: -o ${printable(output as string)} is the session log being read: name another file for the page\n`)
+    return EXIT.unreadable
+  }
   const builder = new ReportBuilder(pricer)
   const analyzer = new LogAnalyzer(pricer, builder.observe)
   const log = await readLog(path, io, quiet, true, event => {
@@ -235,6 +251,11 @@ async function report({ path, json, quiet, output }: Invocation, io: CliIo, pric
   })
   const model = builder.model(path, String(log.header.id), log.events)
   const page = reportHtml(model)
+  const { analysis } = analyzer
+  if (output === '-') {
+    io.stdout.write(page)
+    return analysis.violation === undefined ? EXIT.ok : violated('report', path, log, analysis, io)
+  }
   try {
     writeFileSync(output as string, page)
   } catch (error: unknown) {
@@ -242,7 +263,6 @@ async function report({ path, json, quiet, output }: Invocation, io: CliIo, pric
     io.stderr.write(`dsh-seam report: cannot write ${printable(output as string)}: ${printable(typeof code === 'string' ? code : describeFailure(error))}\n`)
     return EXIT.unreadable
   }
-  const { analysis } = analyzer
   io.stdout.write(json ? reportJson(output as string, model, analysis, log) : reportLine(output as string, model, Buffer.byteLength(page)))
   return analysis.violation === undefined ? EXIT.ok : violated('report', path, log, analysis, io)
 }

@@ -7,10 +7,9 @@
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { isUserInput, snapshotSource } from '@dsh-seam/agent-context'
-import { promptTokens } from '@dsh-seam/compaction-effective-projection'
 import type { RequestSummary, RequestView, TokenPricer } from './analyze.ts'
 import type { NodeCategory } from './figures.ts'
-import { categoryOf, CATEGORIES, sharedPrefix, sourceLabel, TurnClock } from './figures.ts'
+import { categoryOf, CATEGORIES, loggedTokens, sharedPrefix, sourceLabel, TurnClock } from './figures.ts'
 
 /** A map cell: what one request did with one node. */
 export const CELL = {
@@ -26,9 +25,6 @@ export const CELL = {
   replaced: 4,
 } as const
 
-/** First characters of a node's text kept for the page. */
-const PREVIEW_CHARS = 160
-
 /** One map column: a message-bearing node, in log (seq) order. */
 export interface ReportNode {
   readonly seq: number
@@ -36,8 +32,11 @@ export interface ReportNode {
   readonly role: Message['role']
   readonly category: NodeCategory
   readonly source: string
-  /** Its first {@link PREVIEW_CHARS} characters of text (tool calls as `name(args)`), unescaped: the page escapes. */
-  readonly preview: string
+  /**
+   * Its whole text as the model was sent it (text and reasoning blocks, tool calls as `→ name(args)`, tool results as
+   * `[result <call id>] …`), unescaped: the page writes it as text. Stored once per node, whatever the requests.
+   */
+  readonly text: string
   readonly tokens: number
   /** Index of its tool-call unit in the report, when it belongs to one of two or more nodes. */
   readonly unit?: number
@@ -53,6 +52,8 @@ export interface ReportRequest extends RequestSummary {
   readonly compacted: boolean
   /** Prompt tokens the provider reported for it (`promptTokens` of the usage on its `assistant/message`). */
   reported?: number
+  /** The context window the log recorded for it (the newest `request/context` before it). */
+  readonly window?: number
   /** Tokens of the prefix shared with the previous request (envelope and leading messages). */
   readonly reusedTokens: number
   /** Seq of the first node of the previous request that this one does not carry at the same place: the cache break. */
@@ -63,6 +64,14 @@ export interface ReportRequest extends RequestSummary {
   readonly composition: Readonly<Record<NodeCategory | 'header', number>>
   /** Cells as runs over the report's columns: `[first column, last column, CELL]`, absent cells omitted. */
   readonly cells: [number, number, number][]
+  /** Its envelope (system prompt and tools): an index into {@link ReportModel.headers}, -1 without one. */
+  readonly header: number
+}
+
+/** A request envelope as sent: the system prompt and the tool schemas (JSON), stored once for all requests sharing it. */
+export interface ReportHeader {
+  readonly system: string
+  readonly tools: string
 }
 
 /** Everything the page shows. */
@@ -72,20 +81,21 @@ export interface ReportModel {
   readonly events: number
   readonly nodes: ReportNode[]
   readonly requests: ReportRequest[]
+  /** The distinct request envelopes. */
+  readonly headers: ReportHeader[]
   /** Seqs of `compaction/summary` events. */
   readonly compactions: number[]
+  /** Usage reports and context windows whose numbers are not token counts (null, a string, `1e308`): not drawn. */
+  readonly unreadableCounts: number
 }
 
-function preview(message: Message): string {
-  let text = ''
-  for (const block of message.content) {
-    if (text.length >= PREVIEW_CHARS) break
-    if (block.type === 'text') text += block.text
-    else if (block.type === 'tool-call') text += `${block.name}(${block.arguments}) `
-    else if (block.type === 'tool-result') text += `[result ${block.toolCallId}] ${block.content.map(part => part.type === 'text' ? part.text : `[${part.type}]`).join(' ')}`
-    else text += `[${block.type}]`
-  }
-  return text.slice(0, PREVIEW_CHARS)
+function textOf(message: Message): string {
+  return message.content.map(block => {
+    if (block.type === 'text' || block.type === 'reasoning') return block.text
+    if (block.type === 'tool-call') return `→ ${block.name}(${block.arguments})`
+    if (block.type === 'tool-result') return `[result ${block.toolCallId}] ${block.content.map(part => part.type === 'text' ? part.text : `[${part.type}]`).join(' ')}`
+    return `[${block.type}]`
+  }).join('\n')
 }
 
 /**
@@ -96,11 +106,16 @@ export class ReportBuilder {
   readonly nodes: ReportNode[] = []
   readonly requests: ReportRequest[] = []
   readonly compactions: number[] = []
+  readonly headers: ReportHeader[] = []
+  private readonly headerIndex = new Map<string, number>()
+  private lastHeader: { header: RequestView['request']['header']; index: number } | undefined
   private readonly column = new Map<number, number>()
   private readonly units = new Map<number, number>()
   private readonly turns = new TurnClock()
   private previous: { header: RequestView['request']['header']; messages: readonly Message[]; seqs: readonly number[]; generation: number } | undefined
   private status = new Uint8Array(0)
+  private window: number | undefined
+  private unreadableCounts = 0
 
   constructor(private readonly pricer: TokenPricer) {}
 
@@ -108,9 +123,12 @@ export class ReportBuilder {
   push(event: SessionEvent): void {
     this.turns.push(event)
     if (event.type === 'compaction/summary') this.compactions.push(event.seq)
-    if (event.type === 'assistant/message' && event.data.usage !== undefined) {
+    const logged = loggedTokens(event)
+    if (logged.unreadable) this.unreadableCounts++
+    if (logged.window !== undefined) this.window = logged.window
+    if (logged.prompt !== undefined) {
       const last = this.requests.at(-1)
-      if (last !== undefined && last.reported === undefined) last.reported = promptTokens(event.data.usage)
+      if (last !== undefined && last.reported === undefined) last.reported = logged.prompt
     }
   }
 
@@ -146,14 +164,31 @@ export class ReportBuilder {
     this.requests.push({
       ...summary,
       generation: request.generation,
+      ...this.window === undefined ? {} : { window: this.window },
       compacted: previous !== undefined && request.generation !== previous.generation,
       reusedTokens: prefix.tokens,
       ...prefix.breaks && previous !== undefined ? { cacheBreak: previous.seqs[prefix.messages] as number } : {},
       stale: request.projection?.stale ?? 0,
       composition,
       cells: runsOf(status, this.nodes.length),
+      header: this.headerOf(request.header),
     })
     this.previous = { header: request.header, messages: request.messages, seqs: sentSeqs, generation: request.generation }
+  }
+
+  /** The index of a request's envelope, stored once: requests of one log share the header object, else equal JSON. */
+  private headerOf(header: RequestView['request']['header']): number {
+    if (header === undefined) return -1
+    if (this.lastHeader?.header === header) return this.lastHeader.index
+    const entry = { system: header.system ?? '', tools: header.tools === undefined ? '' : JSON.stringify(header.tools, null, 1) }
+    const key = `${entry.system}\u0000${entry.tools}`
+    let index = this.headerIndex.get(key)
+    if (index === undefined) {
+      index = this.headers.push(entry) - 1
+      this.headerIndex.set(key, index)
+    }
+    this.lastHeader = { header, index }
+    return index
   }
 
   private addNode(seq: number, message: Message, unit: number, view: RequestView): void {
@@ -171,7 +206,7 @@ export class ReportBuilder {
       role: message.role,
       category: categoryOf(message),
       source: sourceLabel(message),
-      preview: preview(message),
+      text: textOf(message),
       tokens: this.pricer.estimateMessage(message),
       ...unitId === undefined ? {} : { unit: unitId },
       ...snapshot === undefined ? {} : { snapshot },
@@ -185,7 +220,7 @@ export class ReportBuilder {
    * @returns the model.
    */
   model(file: string, session: string, events: number): ReportModel {
-    return { session, file, events, nodes: this.nodes, requests: this.requests, compactions: this.compactions }
+    return { session, file, events, nodes: this.nodes, requests: this.requests, headers: this.headers, compactions: this.compactions, unreadableCounts: this.unreadableCounts }
   }
 }
 
