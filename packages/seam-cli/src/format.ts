@@ -165,7 +165,7 @@ export function reportLine(output: string, model: ReportModel, bytes: number): s
  * @param model - the report's model.
  * @param analysis - the log's requests and first violation.
  * @param log - the log read.
- * @returns `{ file, output, session, events, nodes, compactions, requests, violation? }`: every request's figures as
+ * @returns `{ file, output, session, events, nodes, compactions, unreadableCounts, requests, violation? }`: every request's figures as
  * the page shows them, without its map cells.
  */
 export function reportJson(output: string, model: ReportModel, analysis: LogAnalysis, log: ReadLog): string {
@@ -176,6 +176,7 @@ export function reportJson(output: string, model: ReportModel, analysis: LogAnal
     events: model.events,
     nodes: model.nodes.length,
     compactions: model.compactions,
+    unreadableCounts: model.unreadableCounts,
     requests: model.requests.map(({ cells: _, ...figures }) => figures),
     ...analysis.violation === undefined ? {} : { violation: located(log, analysis.violation) },
   })
