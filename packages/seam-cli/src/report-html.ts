@@ -29,7 +29,7 @@ const HTML_UNSAFE = /[<>&\u2028\u2029]/g
  * @returns the model's JSON, safe inside a `<script type="application/json">` element.
  */
 function embedded(model: ReportModel): string {
-  const nodes = model.nodes.map(node => [node.seq, node.turn, node.role, node.category, node.source, node.text, node.tokens, node.unit ?? -1, node.snapshot ?? ''])
+  const nodes = model.nodes.map(node => [node.seq, node.turn, node.role, node.category, node.source, node.text, node.tokens, node.unit ?? -1, node.snapshot ?? '', node.order])
   // The log's path stays out of the page: a shared report would show the user's folders, and the page never uses it.
   const { file: _, ...shown } = model
   const data = { ...shown, nodes, cell: CELL, composition: COMPOSITION_KEYS, pageRows: PAGE_ROWS, chartBars: CHART_BARS, previewChars: PREVIEW_CHARS, shownMessages: SHOWN_MESSAGES }
@@ -99,7 +99,8 @@ function cellOf(request, c) {
   while (lo <= hi) { const mid = (lo + hi) >> 1, run = request.cells[mid]; if (c < run[0]) hi = mid - 1; else if (c > run[1]) lo = mid + 1; else return run[2] }
   return C.absent
 }
-function sentColumns(q) { const out = []; for (const [a, b, s] of q.cells) if (s === C.sent || s === C.required) for (let c = a; c <= b; c++) out.push(c); return out }
+// A request's sent nodes in the order it sent them (surface order: a compaction's summary sits where its range was).
+function sentColumns(q) { const out = []; for (const [a, b, s] of q.cells) if (s === C.sent || s === C.required) for (let c = a; c <= b; c++) out.push(c); return out.sort((x, y) => D.nodes[x][9] - D.nodes[y][9]) }
 const pages = Math.max(1, Math.ceil(D.requests.length / D.pageRows))
 const overviewStep = Math.max(1, Math.ceil(D.requests.length / D.pageRows))
 let page = 0, zoom = 'fit', pinned = -1, pinnedColumn = -1, overview = false, shown = D.shownMessages

@@ -38,6 +38,8 @@ export interface ReportNode {
    */
   readonly text: string
   readonly tokens: number
+  /** Its place in surface order: sorting a request's nodes by it gives the order the request sent them in. */
+  readonly order: number
   /** Index of its tool-call unit in the report, when it belongs to one of two or more nodes. */
   readonly unit?: number
   /** Its runtime-context source, for a snapshot. */
@@ -139,7 +141,8 @@ export class ReportBuilder {
     const added: number[] = []
     for (let at = 0; at < index.length; at++) if (!this.column.has(index.seqs[at] as number)) added.push(at)
     added.sort((a, b) => (index.seqs[a] as number) - (index.seqs[b] as number))
-    for (const at of added) this.addNode(index.seqs[at] as number, index.messages[at] as Message, index.unitOf[at] as number, view)
+    const orders = added.length === 0 ? undefined : this.ordersOf(index)
+    for (const at of added) this.addNode(index.seqs[at] as number, index.messages[at] as Message, index.unitOf[at] as number, view, orders?.get(at) as number)
     if (this.status.length < this.nodes.length) {
       const grown = new Uint8Array(Math.max(this.nodes.length, this.status.length * 2))
       grown.set(this.status)
@@ -191,7 +194,29 @@ export class ReportBuilder {
     return index
   }
 
-  private addNode(seq: number, message: Message, unit: number, view: RequestView): void {
+  /**
+   * The surface-order key of each node new at this request, by position: a node appended at the end keeps its seq; one
+   * that took the place of a replaced range (a compaction's summary) goes between its neighbours. Surviving nodes
+   * never change order, so sorting any request's nodes by key gives its surface order.
+   */
+  private ordersOf(index: RequestView['index']): Map<number, number> {
+    const orders = new Map<number, number>()
+    const known = (at: number): number | undefined => {
+      const column = this.column.get(index.seqs[at] as number)
+      return column === undefined ? orders.get(at) : (this.nodes[column] as ReportNode).order
+    }
+    for (let at = 0; at < index.length; at++) {
+      if (this.column.has(index.seqs[at] as number)) continue
+      let after: number | undefined
+      for (let next = at + 1; next < index.length && after === undefined; next++) if (this.column.has(index.seqs[next] as number)) after = known(next)
+      const before = at === 0 ? undefined : known(at - 1)
+      const seq = index.seqs[at] as number
+      orders.set(at, after === undefined ? Math.max(seq, (before ?? -1) + 1) : ((before ?? after - 1) + after) / 2)
+    }
+    return orders
+  }
+
+  private addNode(seq: number, message: Message, unit: number, view: RequestView, order: number): void {
     let unitId: number | undefined
     if (unit !== -1 && (view.index.units[unit]?.length ?? 0) > 1) {
       const first = view.index.seqs[(view.index.units[unit] as number[])[0] as number] as number
@@ -207,6 +232,7 @@ export class ReportBuilder {
       category: categoryOf(message),
       source: sourceLabel(message),
       text: textOf(message),
+      order,
       tokens: this.pricer.estimateMessage(message),
       ...unitId === undefined ? {} : { unit: unitId },
       ...snapshot === undefined ? {} : { snapshot },
