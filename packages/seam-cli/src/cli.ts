@@ -12,11 +12,14 @@ import type { LogAnalysis, LogViolation, TokenPricer } from './analyze.ts'
 import { LogAnalyzer } from './analyze.ts'
 import type { ReadLog } from './format.ts'
 import { inspectJson, inspectTable, printable, reportJson, reportLine, safeJson, simulationJson, simulationTables, verifyJson, violationLine } from './format.ts'
+import { loggedTokens } from './figures.ts'
 import { meterPricer } from './pricer.ts'
 import { ReportBuilder } from './report.ts'
 import { reportHtml } from './report-html.ts'
 import type { LoadedPolicy } from './policy-host.ts'
 import { LISTENER_TIMEOUT_MS, loadPolicy, PolicyError } from './policy-host.ts'
+import type { ShownRequest } from './show.ts'
+import { shownRequest, shownText } from './show.ts'
 import { simulate } from './simulate.ts'
 import { planSetup, SetupError, setupReport, writeSetup } from './setup.ts'
 
@@ -50,6 +53,7 @@ const PROGRESS_MIN_EVENTS = 20_000
 const USAGE = `usage: dsh-seam inspect <session.jsonl> [--json] [--quiet]
        dsh-seam verify <session.jsonl> [--json] [--quiet]
        dsh-seam report <session.jsonl> -o <report.html | -> [--json] [--quiet]
+       dsh-seam show <session.jsonl> --request <n> [--json] [--quiet]
        dsh-seam simulate <session.jsonl> --policy <module> [--policy <module> ...] [--listener-timeout <ms>]
                 [--json] [--quiet]
        dsh-seam setup [dir] [--pm pnpm|npm] [--check] [--no-patches]
@@ -62,6 +66,8 @@ verify   rebuild every request from the log and check each request/projection ag
 report   one self-contained HTML page (offline): the map of requests × surface nodes (sent, required,
          left out, replaced by compaction), per-request tokens against the surface, provider usage,
          revision, cache break, stale seqs, composition; 200 requests per map page
+show     one request as the model was sent it: its figures (tokens, % of the recorded context
+         window, revision), system prompt, tools and every message in full, in the order sent
 simulate replay the log's requests under each agent/context policy module (it exports
          createListener({ agent, meter }), optionally name and probes(turns)) through the host's
          normalizer, with no model call: tokens sent (sum, peak, p95), prefix reuse, host additions,
@@ -91,7 +97,7 @@ session log or a refused setup (one line), 70 an internal error
 
 const HINT = 'run dsh-seam --help for usage'
 
-const COMMANDS = ['inspect', 'verify', 'report', 'simulate', 'setup'] as const
+const COMMANDS = ['inspect', 'verify', 'report', 'show', 'simulate', 'setup'] as const
 type Command = Exclude<(typeof COMMANDS)[number], 'setup'>
 
 /** `dsh-seam setup [dir] [--pm pnpm|npm] [--check] [--no-patches]`. */
@@ -116,6 +122,8 @@ interface Invocation {
   readonly policies: readonly string[]
   /** `simulate`: the longest call of a policy, in ms. */
   readonly timeoutMs: number
+  /** `show`: the request, 1-based. */
+  readonly request?: number
 }
 
 type Problem = { readonly problem: string }
@@ -157,6 +165,7 @@ function parse(argv: readonly string[]): Invocation | SetupInvocation | 'help' |
         output: { type: 'string', short: 'o' },
         policy: { type: 'string', multiple: true },
         'listener-timeout': { type: 'string' },
+        request: { type: 'string' },
       },
     })
   } catch (error: unknown) {
@@ -181,7 +190,14 @@ function parse(argv: readonly string[]): Invocation | SetupInvocation | 'help' |
   if (known !== 'simulate' && timeout !== undefined) return { problem: `${known} runs no policy: --listener-timeout is for simulate` }
   const timeoutMs = timeout === undefined ? LISTENER_TIMEOUT_MS : Number(timeout)
   if (!/^\d+$/.test(timeout ?? '0') || !Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2 ** 31 - 1) return { problem: `--listener-timeout ${JSON.stringify(timeout)}: expected a whole number of milliseconds from 1 to ${2 ** 31 - 1}` }
-  return { command: known, path, json: values.json === true, quiet: values.quiet === true, policies, timeoutMs, ...values.output === undefined ? {} : { output: values.output } }
+  const { request } = values
+  if (known !== 'show' && request !== undefined) return { problem: `${known} shows no single request: --request is for show` }
+  if (known === 'show' && request === undefined) return { problem: 'show needs the request to show: --request <n> (1 is the first, as inspect numbers them)' }
+  if (request !== undefined && (!/^\d+$/.test(request) || !Number.isSafeInteger(Number(request)) || Number(request) < 1)) return { problem: `--request ${JSON.stringify(request)}: expected a request number from 1` }
+  return {
+    command: known, path, json: values.json === true, quiet: values.quiet === true, policies, timeoutMs,
+    ...values.output === undefined ? {} : { output: values.output }, ...request === undefined ? {} : { request: Number(request) },
+  }
 }
 
 /**
@@ -267,6 +283,27 @@ async function report({ path, json, quiet, output }: Invocation, io: CliIo, pric
   return analysis.violation === undefined ? EXIT.ok : violated('report', path, log, analysis, io)
 }
 
+async function show({ path, json, quiet, request }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
+  let shown: ShownRequest | undefined
+  let window: number | undefined
+  let requests = 0
+  const analyzer = new LogAnalyzer(pricer, (summary, view) => {
+    if (++requests === request) shown = shownRequest(requests, summary, view, pricer, window)
+  })
+  const log = await readLog(path, io, quiet, false, event => {
+    window = loggedTokens(event).window ?? window
+    analyzer.push(event)
+  })
+  const { analysis } = analyzer
+  if (shown === undefined) {
+    if (analysis.violation !== undefined) return violated('show', path, log, analysis, io)
+    io.stderr.write(`dsh-seam show: ${printable(path)} holds ${requests} request${requests === 1 ? '' : 's'}: there is no request ${request as number}\n`)
+    return EXIT.unreadable
+  }
+  io.stdout.write(json ? safeJson({ file: path, session: log.header.id, ...shown }) : shownText(shown, requests, printable))
+  return analysis.violation === undefined ? EXIT.ok : violated('show', path, log, analysis, io)
+}
+
 async function simulateCommand({ path, json, quiet, policies, timeoutMs }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
   const loaded: LoadedPolicy[] = []
   const events: SessionEvent[] = []
@@ -294,6 +331,7 @@ const COMMAND_RUNS: Record<Command, (invocation: Invocation, io: CliIo, pricer: 
   inspect: inspectOrVerify,
   verify: inspectOrVerify,
   report,
+  show,
   simulate: simulateCommand,
 }
 

@@ -43,6 +43,21 @@ export function sourceLabel(message: Message): string {
   }
 }
 
+/**
+ * A message's whole text as the model is sent it: text and reasoning blocks, tool calls as `→ name(args)`, tool results
+ * as `[result <call id>] …`, other blocks by type, one block per line. Unescaped: a terminal or a page escapes it.
+ * @param message - a node's message.
+ * @returns its text.
+ */
+export function textOf(message: Message): string {
+  return message.content.map(block => {
+    if (block.type === 'text' || block.type === 'reasoning') return block.text
+    if (block.type === 'tool-call') return `→ ${block.name}(${block.arguments})`
+    if (block.type === 'tool-result') return `[result ${block.toolCallId}] ${block.content.map(part => part.type === 'text' ? part.text : `[${part.type}]`).join(' ')}`
+    return `[${block.type}]`
+  }).join('\n')
+}
+
 /** A request as the provider receives it: its envelope and messages. */
 export interface SentRequest {
   readonly header: Pick<EpochHeader, 'system' | 'tools'> | undefined

@@ -9,7 +9,7 @@ import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { isUserInput, snapshotSource } from '@dsh-seam/agent-context'
 import type { RequestSummary, RequestView, TokenPricer } from './analyze.ts'
 import type { NodeCategory } from './figures.ts'
-import { categoryOf, CATEGORIES, loggedTokens, sharedPrefix, sourceLabel, TurnClock } from './figures.ts'
+import { categoryOf, CATEGORIES, loggedTokens, sharedPrefix, sourceLabel, textOf, TurnClock } from './figures.ts'
 
 /** A map cell: what one request did with one node. */
 export const CELL = {
@@ -89,15 +89,6 @@ export interface ReportModel {
   readonly compactions: number[]
   /** Usage reports and context windows whose numbers are not token counts (null, a string, `1e308`): not drawn. */
   readonly unreadableCounts: number
-}
-
-function textOf(message: Message): string {
-  return message.content.map(block => {
-    if (block.type === 'text' || block.type === 'reasoning') return block.text
-    if (block.type === 'tool-call') return `→ ${block.name}(${block.arguments})`
-    if (block.type === 'tool-result') return `[result ${block.toolCallId}] ${block.content.map(part => part.type === 'text' ? part.text : `[${part.type}]`).join(' ')}`
-    return `[${block.type}]`
-  }).join('\n')
 }
 
 /**

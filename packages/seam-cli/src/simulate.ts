@@ -14,7 +14,7 @@ import { priceRequest } from '@dsh-seam/compaction-effective-projection'
 import type { LogAnalysis, RequestSummary, RequestView, TokenPricer } from './analyze.ts'
 import { LogAnalyzer } from './analyze.ts'
 import type { SentRequest } from './figures.ts'
-import { loggedTokens, percentile, sharedPrefix, TurnClock } from './figures.ts'
+import { loggedTokens, percentile, sharedPrefix, textOf, TurnClock } from './figures.ts'
 import type { LoadedPolicy } from './policy-host.ts'
 import { PolicyError } from './policy-host.ts'
 import type { OfferMessage } from './policy-worker.ts'
@@ -303,17 +303,6 @@ async function project(run: PolicyRun, view: RequestView, offer: OfferMessage, l
   return { positions, messages, tokens: priceRequest(log.pricer, { header: request.header, messages }), reasons }
 }
 
-/** Text of a message as a fact is looked for in it: every text, tool call and tool result, case-folded. */
-function searchable(message: Message): string {
-  const parts: string[] = []
-  for (const block of message.content) {
-    if (block.type === 'text' || block.type === 'reasoning') parts.push(block.text)
-    else if (block.type === 'tool-call') parts.push(block.name, block.arguments)
-    else if (block.type === 'tool-result') for (const part of block.content) if (part.type === 'text') parts.push(part.text)
-  }
-  return fold(parts.join('\n'))
-}
-
 /** Case-folded, compatibility-normalized text: a fact matches whatever case or width it was written in. */
 function fold(text: string): string {
   return text.normalize('NFKC').toLocaleLowerCase('en-US')
@@ -322,11 +311,12 @@ function fold(text: string): string {
 /**
  * @param messages - a request's messages.
  * @param fact - the text a probe asks for.
- * @returns whether any message holds the fact.
+ * @returns whether any message holds the fact in its text as sent ({@link textOf}: user input, replies, tool calls
+ * and results, summaries), whatever its case or width.
  */
 function factSent(messages: readonly Message[], fact: string): boolean {
   const wanted = fold(fact)
-  return messages.some(message => searchable(message).includes(wanted))
+  return messages.some(message => fold(textOf(message)).includes(wanted))
 }
 
 /**
