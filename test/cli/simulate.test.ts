@@ -76,7 +76,7 @@ describe('simulate on the AgentTavern demo\'s managed session', () => {
     expect(session.errors).toEqual([])
     path = session.path
     const { script } = session
-    probes = script.flatMap((turn, i) => turn.kind === 'probe' ? [{ turn: i + 1, refersTo: [turn.plantTurn] }] : [])
+    probes = script.flatMap((turn, i) => turn.kind === 'probe' ? [{ turn: i + 1, refersTo: [turn.plantTurn], fact: turn.expect }] : [])
   })
 
   it('prints both example policies beside the recorded selection, and AgentTavern reproduces its own session', () => {

@@ -55,7 +55,7 @@ const USAGE = `usage: dsh-seam inspect <session.jsonl> [--json] [--quiet]
        dsh-seam report <session.jsonl> -o <report.html | -> [--json] [--quiet]
        dsh-seam show <session.jsonl> --request <n> [--json] [--quiet]
        dsh-seam simulate <session.jsonl> --policy <module> [--policy <module> ...] [--listener-timeout <ms>]
-                [--json] [--quiet]
+                [--report <page.html>] [--json] [--quiet]
        dsh-seam setup [dir] [--pm pnpm|npm] [--check] [--no-patches]
 
 inspect  every request: turn, step, surface nodes, included nodes, excluded surface runs,
@@ -74,6 +74,8 @@ simulate replay the log's requests under each agent/context policy module (it ex
          probes (the planted input and the fact sent), requests over the recorded context window,
          and each figure against the recorded selection. Each module runs in a worker of its own with
          full Node privileges (run only modules you trust); its console output goes to stderr
+--report simulate: also write the report page with a selection switch: the recorded map and each
+         policy's map over the same nodes, with the reasons a policy gave for what it left out
 --listener-timeout  simulate: longest call of a policy (loading it, building or running its
          listener), in ms (default ${LISTENER_TIMEOUT_MS}); a policy that does not return, exits or
          throws outside its listener fails on one line naming the policy and the request
@@ -124,6 +126,8 @@ interface Invocation {
   readonly timeoutMs: number
   /** `show`: the request, 1-based. */
   readonly request?: number
+  /** `simulate --report`: the page drawing each policy beside the recorded selection. */
+  readonly page?: string
 }
 
 type Problem = { readonly problem: string }
@@ -166,6 +170,7 @@ function parse(argv: readonly string[]): Invocation | SetupInvocation | 'help' |
         policy: { type: 'string', multiple: true },
         'listener-timeout': { type: 'string' },
         request: { type: 'string' },
+        report: { type: 'string' },
       },
     })
   } catch (error: unknown) {
@@ -190,13 +195,16 @@ function parse(argv: readonly string[]): Invocation | SetupInvocation | 'help' |
   if (known !== 'simulate' && timeout !== undefined) return { problem: `${known} runs no policy: --listener-timeout is for simulate` }
   const timeoutMs = timeout === undefined ? LISTENER_TIMEOUT_MS : Number(timeout)
   if (!/^\d+$/.test(timeout ?? '0') || !Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2 ** 31 - 1) return { problem: `--listener-timeout ${JSON.stringify(timeout)}: expected a whole number of milliseconds from 1 to ${2 ** 31 - 1}` }
-  const { request } = values
+  const { request, report: page } = values
+  if (known !== 'simulate' && page !== undefined) return { problem: `${known} draws no policy: --report <page.html> is for simulate (report writes with -o)` }
+  if (page === '' || page === '-') return { problem: 'simulate --report needs a file for the page (its stdout holds the tables)' }
   if (known !== 'show' && request !== undefined) return { problem: `${known} shows no single request: --request is for show` }
   if (known === 'show' && request === undefined) return { problem: 'show needs the request to show: --request <n> (1 is the first, as inspect numbers them)' }
   if (request !== undefined && (!/^\d+$/.test(request) || !Number.isSafeInteger(Number(request)) || Number(request) < 1)) return { problem: `--request ${JSON.stringify(request)}: expected a request number from 1` }
   return {
     command: known, path, json: values.json === true, quiet: values.quiet === true, policies, timeoutMs,
     ...values.output === undefined ? {} : { output: values.output }, ...request === undefined ? {} : { request: Number(request) },
+    ...page === undefined ? {} : { page },
   }
 }
 
@@ -254,11 +262,27 @@ function sameFile(a: string, b: string): boolean {
   }
 }
 
-async function report({ path, json, quiet, output }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
-  if (output !== '-' && sameFile(path, output as string)) {
-    io.stderr.write(`dsh-seam report: -o ${printable(output as string)} is the session log being read: name another file for the page\n`)
-    return EXIT.unreadable
+/** One line when a page would overwrite the log it is drawn from (checked before the log is read). */
+function pageOverLog(command: Command, flag: string, path: string, page: string, io: CliIo): boolean {
+  if (!sameFile(path, page)) return false
+  io.stderr.write(`dsh-seam ${command}: ${flag} ${printable(page)} is the session log being read: name another file for the page\n`)
+  return true
+}
+
+/** Write a page; one line naming the errno when it cannot be written. */
+function writePage(command: Command, page: string, html: string, io: CliIo): boolean {
+  try {
+    writeFileSync(page, html)
+    return true
+  } catch (error: unknown) {
+    const code = (error as NodeJS.ErrnoException).code
+    io.stderr.write(`dsh-seam ${command}: cannot write ${printable(page)}: ${printable(typeof code === 'string' ? code : describeFailure(error))}\n`)
+    return false
   }
+}
+
+async function report({ path, json, quiet, output }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
+  if (output !== '-' && pageOverLog('report', '-o', path, output as string, io)) return EXIT.unreadable
   const builder = new ReportBuilder(pricer)
   const analyzer = new LogAnalyzer(pricer, builder.observe)
   const log = await readLog(path, io, quiet, true, event => {
@@ -268,18 +292,9 @@ async function report({ path, json, quiet, output }: Invocation, io: CliIo, pric
   const model = builder.model(path, String(log.header.id), log.events)
   const page = reportHtml(model)
   const { analysis } = analyzer
-  if (output === '-') {
-    io.stdout.write(page)
-    return analysis.violation === undefined ? EXIT.ok : violated('report', path, log, analysis, io)
-  }
-  try {
-    writeFileSync(output as string, page)
-  } catch (error: unknown) {
-    const code = (error as NodeJS.ErrnoException).code
-    io.stderr.write(`dsh-seam report: cannot write ${printable(output as string)}: ${printable(typeof code === 'string' ? code : describeFailure(error))}\n`)
-    return EXIT.unreadable
-  }
-  io.stdout.write(json ? reportJson(output as string, model, analysis, log) : reportLine(output as string, model, Buffer.byteLength(page)))
+  if (output === '-') io.stdout.write(page)
+  else if (!writePage('report', output as string, page, io)) return EXIT.unreadable
+  else io.stdout.write(json ? reportJson(output as string, model, analysis, log) : reportLine(output as string, model, Buffer.byteLength(page)))
   return analysis.violation === undefined ? EXIT.ok : violated('report', path, log, analysis, io)
 }
 
@@ -304,7 +319,8 @@ async function show({ path, json, quiet, request }: Invocation, io: CliIo, price
   return analysis.violation === undefined ? EXIT.ok : violated('show', path, log, analysis, io)
 }
 
-async function simulateCommand({ path, json, quiet, policies, timeoutMs }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
+async function simulateCommand({ path, json, quiet, policies, timeoutMs, page }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
+  if (page !== undefined && pageOverLog('simulate', '--report', path, page, io)) return EXIT.unreadable
   const loaded: LoadedPolicy[] = []
   const events: SessionEvent[] = []
   let log: ReadLog
@@ -322,8 +338,9 @@ async function simulateCommand({ path, json, quiet, policies, timeoutMs }: Invoc
     reported = tenth
     io.stderr.write(`dsh-seam: ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')} events replayed under ${loaded.length + 1} selections (${tenth * 10}%)\n`)
   }
-  const simulation = await simulate(log.header, events, loaded, { pricer, ...progress === undefined ? {} : { progress } })
-  io.stdout.write(json ? simulationJson(path, log, simulation) : simulationTables(path, log, simulation))
+  const simulation = await simulate(log.header, events, loaded, { pricer, ...progress === undefined ? {} : { progress }, ...page === undefined ? {} : { report: { file: path } } })
+  if (simulation.report !== undefined && !writePage('simulate', page as string, reportHtml(simulation.report), io)) return EXIT.unreadable
+  io.stdout.write(json ? simulationJson(path, log, simulation, page) : simulationTables(path, log, simulation, page))
   return simulation.analysis.violation === undefined ? EXIT.ok : violated('simulate', path, log, simulation.analysis, io)
 }
 

@@ -206,10 +206,11 @@ const REASONS_SHOWN = 8
  * @param path - the log.
  * @param log - the log read.
  * @param simulation - the figures of the recorded selection and each policy.
+ * @param page - the page `--report` wrote.
  * @returns a summary line, the policies side by side with their change against the recorded run, one row per probe,
- * and the reasons each policy gave for what it left out.
+ * the reasons each policy gave for what it left out, and the page written.
  */
-export function simulationTables(path: string, log: ReadLog, simulation: Simulation): string {
+export function simulationTables(path: string, log: ReadLog, simulation: Simulation, page?: string): string {
   const { figures, probes, contextWindow } = simulation
   const [recorded] = figures
   const requests = recorded?.requests ?? 0
@@ -244,6 +245,7 @@ export function simulationTables(path: string, log: ReadLog, simulation: Simulat
     lines.push('', `why ${printable(f.name)} left nodes out (its reasons; requests × nodes):`, ...aligned(f.reasons.slice(0, REASONS_SHOWN).map(({ reason, count: times }) => [count(times), printable(reason)]), ['right', 'left']))
     if (f.reasons.length > REASONS_SHOWN) lines.push(`  and ${f.reasons.length - REASONS_SHOWN} more reasons (--json lists all)`)
   }
+  if (page !== undefined) lines.push('', `wrote ${printable(page)}: the recorded map and each policy's, one selection switch`)
   return `${lines.join('\n')}\n`
 }
 
@@ -251,9 +253,10 @@ export function simulationTables(path: string, log: ReadLog, simulation: Simulat
  * @param path - the log.
  * @param log - the log read.
  * @param simulation - the figures of the recorded selection and each policy.
- * @returns `{ file, session, events, probes, policies, violation? }` as one JSON document.
+ * @param page - the page `--report` wrote.
+ * @returns `{ file, session, events, probes, contextWindow?, policies, report?, violation? }` as one JSON document.
  */
-export function simulationJson(path: string, log: ReadLog, simulation: Simulation): string {
+export function simulationJson(path: string, log: ReadLog, simulation: Simulation, page?: string): string {
   const { violation } = simulation.analysis
   return safeJson({
     file: path,
@@ -262,6 +265,7 @@ export function simulationJson(path: string, log: ReadLog, simulation: Simulatio
     probes: simulation.probes,
     ...simulation.contextWindow === undefined ? {} : { contextWindow: simulation.contextWindow },
     policies: simulation.figures,
+    ...page === undefined ? {} : { report: page },
     ...violation === undefined ? {} : { violation: located(log, violation) },
   })
 }

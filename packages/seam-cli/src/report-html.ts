@@ -151,7 +151,6 @@ function chart() {
   }
   const label = el('text', { x: 2, y: height + 12, 'font-size': 11, fill: '#555' }, svg)
   label.textContent = 'scale ' + fmt(max) + ' tokens (sent, reported, window; a higher whole surface is clipped); ' + (bucket > 1 ? 'each bar: the largest of ' + bucket + ' consecutive requests' : 'one bar per request')
-  svg.addEventListener('click', e => { const i = e.target.getAttribute('data-request'); if (i !== null) select(Number(i)) })
 }
 
 function rowsShown() {
@@ -216,7 +215,8 @@ function why(r, c) {
   if (s === C.left) {
     const rev = q.revision === undefined ? ['the listener (no revision)'] : ['the listener under revision "', L(q.revision), '"']
     const was = first.revision !== q.revision ? ['; request ' + (k + 1) + ' left it out under ', first.revision === undefined ? 'no revision' : L(first.revision)] : []
-    return ['why: left out by ', ...rev, ' ' + from, ...was]
+    const given = (q.reasons || []).find(entry => entry[0] === c)
+    return ['why: left out by ', ...rev, ' ' + from, ...was, ...(given ? ['; the policy\'s reason: ', L(given[1])] : [])]
   }
   if (s === C.replaced) {
     const before = k > 0 ? D.requests[k - 1].seq : -1, by = D.compactions.filter(seq => seq > before && seq < first.seq)
@@ -358,6 +358,20 @@ function fromFragment() {
 
 function next(test) { for (let r = Math.max(0, pinned + 1); r < D.requests.length; r++) if (test(D.requests[r])) { select(r); return } $('navnote').textContent = 'none after request ' + (pinned + 1) }
 
+// simulate --report: the same map under each policy, the recorded selection first.
+const RECORDED = D.requests
+if (D.variants && D.variants.length > 0) {
+  const pick = $('variant')
+  for (const [i, name] of [[-1, 'recorded'], ...D.variants.map((v, i) => [i, v.name])]) { const o = h('option', undefined, pick); o.value = i; put(o, [L(name)]) }
+  pick.parentElement.hidden = false
+  pick.addEventListener('change', () => {
+    D.requests = pick.value === '-1' ? RECORDED : D.variants[Number(pick.value)].requests
+    $('facts').textContent = ''; $('chart').textContent = ''
+    summary(); chart(); map()
+    if (pinned >= 0) select(pinned, pinnedColumn === -1 ? undefined : pinnedColumn)
+  })
+}
+$('chart').addEventListener('click', e => { const i = e.target.getAttribute('data-request'); if (i !== null) select(Number(i)) })
 summary(); chart(); map()
 $('prev').addEventListener('click', () => { if (page > 0) { page--; map() } })
 $('next').addEventListener('click', () => { if (page < pages - 1) { page++; map() } })
@@ -395,6 +409,7 @@ export function reportHtml(model: ReportModel): string {
 <title>dsh-seam report: ${escapeHtml(model.session.replace(BIDI_CONTROLS, ''))}</title><style>${STYLE}</style></head>
 <body>
 <h1>dsh-seam report</h1>
+<label class="controls" hidden>selection <select id="variant"></select> (simulate: each policy replayed on this log)</label>
 <div class="facts" id="facts"></div>
 <h2>Tokens per request (DSH token meter, by category)</h2>
 <div class="legend">${swatches(categories)}</div>

@@ -68,6 +68,8 @@ export interface ReportRequest extends RequestSummary {
   readonly cells: [number, number, number][]
   /** Its envelope (system prompt and tools): an index into {@link ReportModel.headers}, -1 without one. */
   readonly header: number
+  /** `simulate --report`: the reasons the policy gave for nodes it left out, by column. */
+  readonly reasons?: [number, string][]
 }
 
 /** A request envelope as sent: the system prompt and the tool schemas (JSON), stored once for all requests sharing it. */
@@ -89,6 +91,8 @@ export interface ReportModel {
   readonly compactions: number[]
   /** Usage reports and context windows whose numbers are not token counts (null, a string, `1e308`): not drawn. */
   readonly unreadableCounts: number
+  /** `simulate --report`: each policy's requests over the same columns, the recorded ones being {@link requests}. */
+  readonly variants?: readonly { readonly name: string; readonly requests: ReportRequest[] }[]
 }
 
 /**
@@ -125,8 +129,11 @@ export class ReportBuilder {
     }
   }
 
-  /** The {@link RequestObserver} to give `LogAnalyzer`. */
-  readonly observe = (summary: RequestSummary, view: RequestView): void => {
+  /**
+   * The {@link RequestObserver} to give `LogAnalyzer`; `simulate` also calls it with a policy's selection as the view's
+   * `included`, and the policy's reasons for what it left out.
+   */
+  readonly observe = (summary: RequestSummary, view: RequestView, reasons?: ReadonlyMap<number, string>): void => {
     const { index, included, request } = view
     // Nodes new since the previous request were appended after it, so they sort after every column: columns stay in seq order.
     const added: number[] = []
@@ -166,6 +173,7 @@ export class ReportBuilder {
       composition,
       cells: runsOf(status, this.nodes.length),
       header: this.headerOf(request.header),
+      ...reasons === undefined || reasons.size === 0 ? {} : { reasons: [...reasons].map(([seq, reason]): [number, string] => [this.column.get(seq) as number, reason]) },
     })
     this.previous = { header: request.header, messages: request.messages, seqs: sentSeqs, generation: request.generation }
   }

@@ -12,7 +12,9 @@ import type { NodeIndex } from '@dsh-seam/agent-context'
 import { AgentContextError, isUserInput, normalizeOffer } from '@dsh-seam/agent-context'
 import { priceRequest } from '@dsh-seam/compaction-effective-projection'
 import type { LogAnalysis, RequestSummary, RequestView, TokenPricer } from './analyze.ts'
-import { LogAnalyzer } from './analyze.ts'
+import { excludedRuns, LogAnalyzer } from './analyze.ts'
+import type { ReportModel } from './report.ts'
+import { ReportBuilder } from './report.ts'
 import type { SentRequest } from './figures.ts'
 import { loggedTokens, percentile, sharedPrefix, textOf, TurnClock } from './figures.ts'
 import type { LoadedPolicy } from './policy-host.ts'
@@ -110,6 +112,8 @@ export interface Simulation {
   readonly figures: readonly PolicyFigures[]
   /** Per policy, in the order given: every request. Kept only when asked (`keepRequests`). */
   readonly requests: readonly (readonly SimulatedRequest[])[]
+  /** The recorded run's report model with each policy as a variant, when asked (`report`). */
+  readonly report?: ReportModel
 }
 
 /** How far a simulation got, for progress lines. */
@@ -164,6 +168,8 @@ export interface SimulateOptions {
   readonly pricer: TokenPricer
   /** Keep every simulated request (for comparing with a live run). */
   readonly keepRequests?: boolean
+  /** Build the report model of the recorded run with each policy's requests beside it (`simulate --report`). */
+  readonly report?: { readonly file: string }
   readonly progress?: SimulationProgress
 }
 
@@ -210,12 +216,14 @@ async function replay(header: SessionHeader, events: readonly SessionEvent[], po
   const probeAt = new Map<number, number[]>()
   probes.forEach((probe, i) => probeAt.set(probe.turn, [...probeAt.get(probe.turn) ?? [], i]))
   const stream = new OfferStream(events)
+  const builders = options.report === undefined ? undefined : runs.map(() => new ReportBuilder(pricer))
   let contextWindow: number | undefined
   let probedTurn = 0
   for (const event of events) {
     analyzer.push(event)
     turns.push(event)
     contextWindow = loggedTokens(event).window ?? contextWindow
+    for (const builder of builders ?? []) builder.push(event)
     options.progress?.(event.seq + 1, events.length)
     if (analyzer.violation !== undefined) break
     if (views === undefined) continue
@@ -236,6 +244,7 @@ async function replay(header: SessionHeader, events: readonly SessionEvent[], po
       if (request.positions.length < view.index.length) run.projected++
       if (contextWindow !== undefined && request.tokens > contextWindow) run.overflows++
       for (const reason of request.reasons.values()) run.reasons.set(reason, (run.reasons.get(reason) ?? 0) + 1)
+      builders?.[r]?.observe(run.policy === undefined ? summary : policySummary(summary, view, request), { ...view, included: request.positions, request: { ...view.request, messages: request.messages as Message[] } }, request.reasons)
       run.requests?.push({ turn: summary.turn, step: summary.step, include: request.positions.map(p => view.index.seqs[p] as number), messages: request.messages, tokens: request.tokens, reasons: request.reasons })
       for (const i of probing ?? []) {
         const probe = probes[i] as RecallProbe
@@ -259,18 +268,34 @@ async function replay(header: SessionHeader, events: readonly SessionEvent[], po
       reasons: [...run.reasons].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1)),
     }
   })
+  const models = builders?.map(builder => builder.model(options.report?.file ?? '', String(header.id), events.length))
+  const report = models === undefined ? undefined : { ...models[0] as ReportModel, variants: models.slice(1).map((model, i) => ({ name: (runs[i + 1] as PolicyRun).name, requests: model.requests })) }
   return {
-    analysis: analyzer.analysis, probes, figures, ...contextWindow === undefined ? {} : { contextWindow },
+    analysis: analyzer.analysis, probes, figures, ...contextWindow === undefined ? {} : { contextWindow }, ...report === undefined ? {} : { report },
     requests: runs.filter(run => run.requests !== undefined).map(run => run.requests as SimulatedRequest[]),
   }
 }
 
-/** What one request sends: positions in the surface index, messages, tokens, and the policy's reasons for what it left out. */
+/** What one request sends: positions in the surface index, messages, tokens, and the policy's revision and reasons for what it left out. */
 interface Sent {
   readonly positions: readonly number[]
   readonly messages: readonly Message[]
   readonly tokens: number
+  readonly revision?: string
   readonly reasons: ReadonlyMap<number, string>
+}
+
+/** A policy's request as `inspect` would summarize it, had the policy been recorded. */
+function policySummary(summary: RequestSummary, view: RequestView, sent: Sent): RequestSummary {
+  const { projectionSeq: _, revision: __, ...rest } = summary
+  return {
+    ...rest,
+    includedNodes: sent.positions.length,
+    excluded: excludedRuns(view.index, sent.positions),
+    tokens: sent.tokens,
+    ...sent.positions.length < view.index.length ? { projectionSeq: summary.seq } : {},
+    ...sent.revision === undefined ? {} : { revision: sent.revision },
+  }
 }
 
 const NO_REASONS: ReadonlyMap<number, string> = new Map()
@@ -300,7 +325,8 @@ async function project(run: PolicyRun, view: RequestView, offer: OfferMessage, l
     for (const [seq, reason] of reply.reasons) if (index.position.has(seq) && !sent.has(seq)) reasons.set(seq, reason)
   }
   const messages = positions.length === index.length ? index.messages.slice() : positions.map(p => index.messages[p] as Message)
-  return { positions, messages, tokens: priceRequest(log.pricer, { header: request.header, messages }), reasons }
+  const revision = reply.everything ? undefined : reply.selection.revision
+  return { positions, messages, tokens: priceRequest(log.pricer, { header: request.header, messages }), ...revision === undefined ? {} : { revision }, reasons }
 }
 
 /** Case-folded, compatibility-normalized text: a fact matches whatever case or width it was written in. */
