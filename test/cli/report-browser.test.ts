@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { readSessionLog, replayRequests } from '@dsh-seam/agent-context'
 import type { RequestSummary } from '@dsh-seam/cli'
-import { CELL, EXIT } from '@dsh-seam/cli'
+import { CELL, EXIT, loadPolicy, meterPricer, simulate } from '@dsh-seam/cli'
 import { bootLoop, conversationReply, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
 import type { Browser, Page } from 'playwright-core'
 import { chromium } from 'playwright-core'
@@ -250,6 +250,9 @@ describe.skipIf(executable === undefined)('answering "why did my agent forget X"
     await page.fill('#compare', '1')
     await page.click('#compareform button')
     expect(await page.locator('#diff').textContent()).toContain(`request 1 → ${r + 1}: `)
+    const replaced = columns.findIndex(seq => rows[r]!.get(seq) === CELL.replaced)
+    await svg.click({ position: { x: x0! + (replaced + 0.5) * cw!, y: y0! + (r + 0.5) * rh! } })
+    expect(await page.locator('#detail').textContent()).toMatch(/why: replaced by compaction \(compaction\/summary at seq \d+(, \d+)*\) since request \d+ \(turn \d+ step \d+\); the request sends the compaction's replacement instead/)
   })
 
   it('goes to a turn, a seq, the next compaction and the next cache break, by form and by URL fragment', async () => {
@@ -310,6 +313,32 @@ describe.skipIf(executable === undefined)('answering "why did my agent forget X"
       const t = d.firstChild, at = t.data.indexOf('prefix'), x = i => { const r = document.createRange(); r.setStart(t, at + i); r.setEnd(t, at + i + 1); return r.getBoundingClientRect().left }
       return [x(0), x(5)] })()`) as [number, number]
     expect(control[0]).toBeGreaterThan(control[1])
+  })
+
+  it('simulate --report draws each policy on the recorded map, and says the reason the policy gave', async () => {
+    const module = join(root, 'reasons.mjs')
+    writeFileSync(module, `export const name = 'last-5'
+export function createListener() {
+  return ({ nodes }) => ({ include: nodes.slice(-5).map(n => n.seq), revision: 'last-5', reasons: Object.fromEntries(nodes.slice(0, -5).map(n => [n.seq, 'older than the last 5'])) })
+}
+`)
+    const html = join(root, 'variants.html')
+    expect(runCli('simulate', log, '--policy', module, '--report', html).status).toBe(EXIT.ok)
+    const { header } = await readSessionLog(log)
+    const { pricer, dispose } = await meterPricer()
+    const simulated = (await simulate(header, events, [await loadPolicy(module)], { pricer, keepRequests: true })).requests[0]!
+    await dispose()
+    const page = await open(html)
+    await page.selectOption('#variant', '0')
+    const drawn = await drawnCells(page)
+    expect(drawn.rows.map(row => row.filter(cell => cell === CELL.sent || cell === CELL.required).length)).toEqual(simulated.map(request => request.include.length))
+    const r = simulated.length - 1
+    const c = drawn.rows[r]!.indexOf(CELL.left)
+    const svg = page.locator('#mapsvg')
+    const [x0, y0, cw, rh] = await Promise.all(['data-x0', 'data-y0', 'data-cw', 'data-rh'].map(async name => Number(await svg.getAttribute(name))))
+    await svg.click({ position: { x: x0! + (c + 0.5) * cw!, y: y0! + (r + 0.5) * rh! } })
+    expect(await page.locator('#detail').textContent()).toContain('why: left out by the listener under revision "last-5"')
+    expect(await page.locator('#detail').textContent()).toContain('the policy\'s reason: older than the last 5')
   })
 
   it('draws a log whose usage holds 1e308 or a string without NaN and without widening the page', async () => {

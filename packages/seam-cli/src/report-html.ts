@@ -216,7 +216,7 @@ function why(r, c) {
     const rev = q.revision === undefined ? ['the listener (no revision)'] : ['the listener under revision "', L(q.revision), '"']
     const was = first.revision !== q.revision ? ['; request ' + (k + 1) + ' left it out under ', first.revision === undefined ? 'no revision' : L(first.revision)] : []
     const given = (q.reasons || []).find(entry => entry[0] === c)
-    return ['why: left out by ', ...rev, ' ' + from, ...was, ...(given ? ['; the policy\'s reason: ', L(given[1])] : [])]
+    return ['why: left out by ', ...rev, ' ' + from, ...was, ...(given ? ['; the policy\\'s reason: ', L(given[1])] : [])]
   }
   if (s === C.replaced) {
     const before = k > 0 ? D.requests[k - 1].seq : -1, by = D.compactions.filter(seq => seq > before && seq < first.seq)
