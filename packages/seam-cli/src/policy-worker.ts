@@ -136,7 +136,7 @@ function readSelection(result: unknown): { selection: ContextSelection; reasons:
   if (revision !== undefined && typeof revision !== 'string') return undefined
   const given = reasons === undefined ? [] : reasonsOf(reasons)
   if (given === undefined) return undefined
-  return { selection: { include: [...include as number[]], ...revision === undefined ? {} : { revision } }, reasons: given }
+  return { selection: { include: [...include], ...revision === undefined ? {} : { revision } }, reasons: given }
 }
 
 /** `reasons`: an object or Map from seq to a string. */

@@ -137,7 +137,7 @@ function chart() {
     for (const key of D.composition) {
       const v = q.composition[key]; if (v <= 0) continue
       const hgt = v / max * height; top -= hgt
-      el('rect', { x: b * bw, y: top, width: Math.max(bw - 0.3, 0.5), height: hgt, fill: CAT[key], 'data-request': best }, svg)
+      el('rect', { x: b * bw, y: top, width: Math.max(bw - 0.3, 0.5), height: hgt, fill: CAT[key], 'data-request': best, 'data-bar': b }, svg)
     }
     el('rect', { x: b * bw, y: y(q.surfaceTokens) - 1, width: Math.max(bw, 1), height: 2, fill: '#bbb', 'data-request': best }, svg)
     if (q.reported !== undefined) el('circle', { cx: b * bw + bw / 2, cy: y(q.reported), r: 1.6, fill: '#d62728', 'data-request': best }, svg)

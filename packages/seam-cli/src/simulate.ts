@@ -234,7 +234,7 @@ async function replay(header: SessionHeader, events: readonly SessionEvent[], po
     probedTurn = summary.turn
     const where = `listener at turn ${summary.turn} step ${summary.step} (seq ${summary.seq})`
     const offer = stream.offer(view, where, { provider: view.request.header?.config.provider, model: view.request.header?.config.model })
-    const sent = firstFailure(await Promise.allSettled(runs.map(run => run.policy === undefined ? recorded(view, summary) : project(run, view, offer, { header, events, pricer }))))
+    const sent = firstFailure(await Promise.allSettled(runs.map(run => run.policy === undefined ? Promise.resolve(recorded(view, summary)) : project(run, view, offer, { header, events, pricer }))))
     runs.forEach((run, r) => {
       const request = sent[r] as Sent
       const prefix = sharedPrefix(pricer, run.previous, { header: view.request.header, messages: request.messages })
