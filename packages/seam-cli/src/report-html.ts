@@ -125,8 +125,10 @@ function summary() {
 function chart() {
   const svg = $('chart'), width = 1200, height = 160, r = D.requests
   const bucket = Math.max(1, Math.ceil(r.length / D.chartBars)), bars = Math.ceil(r.length / bucket)
-  // The scale is what was sent (and reported, and the window): a whole surface far above it is clipped, not squashing the bars.
-  const max = Math.max(1, ...r.map(x => Math.max(x.tokens, x.reported ?? 0, x.window ?? 0)))
+  // The scale is what was sent and reported: a whole surface or a window far above it is clipped (its mark at the top),
+  // not squashing the bars; a window within twice the peak is drawn to scale.
+  const sentMax = Math.max(1, ...r.map(x => Math.max(x.tokens, x.reported ?? 0)))
+  const max = Math.max(sentMax, ...r.map(x => x.window !== undefined && x.window <= 2 * sentMax ? x.window : 0))
   const bw = width / Math.max(1, bars), y = v => Math.max(0, height - v / max * height)
   svg.setAttribute('viewBox', '0 0 ' + width + ' ' + (height + 14))
   for (let b = 0; b < bars; b++) {
@@ -150,7 +152,8 @@ function chart() {
     from = i
   }
   const label = el('text', { x: 2, y: height + 12, 'font-size': 11, fill: '#555' }, svg)
-  label.textContent = 'scale ' + fmt(max) + ' tokens (sent, reported, window; a higher whole surface is clipped); ' + (bucket > 1 ? 'each bar: the largest of ' + bucket + ' consecutive requests' : 'one bar per request')
+  const windows = r.filter(x => x.window !== undefined && x.window > max)
+  label.textContent = 'scale ' + fmt(max) + ' tokens (sent and reported; a higher whole surface ' + (windows.length ? 'or window, ' + fmt(windows[windows.length - 1].window) + ' tokens, ' : '') + 'is clipped to the top); ' + (bucket > 1 ? 'each bar: the largest of ' + bucket + ' consecutive requests' : 'one bar per request')
 }
 
 function rowsShown() {

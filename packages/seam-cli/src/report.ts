@@ -111,6 +111,9 @@ export class ReportBuilder {
   private readonly turns = new TurnClock()
   private previous: { header: RequestView['request']['header']; messages: readonly Message[]; seqs: readonly number[]; generation: number } | undefined
   private status = new Uint8Array(0)
+  /** The index of the previous request and its length then; the columns it sent. */
+  private surface: { index: RequestView['index']; length: number } | undefined
+  private marked: number[] = []
   private window: number | undefined
   private unreadableCounts = 0
 
@@ -135,31 +138,56 @@ export class ReportBuilder {
    */
   readonly observe = (summary: RequestSummary, view: RequestView, reasons?: ReadonlyMap<number, string>): void => {
     const { index, included, request } = view
+    // The same index as the previous request's has only grown at its tail (a replace makes a new one): then only the
+    // new nodes and the cells the previous and this request marked change, and the row before them is the previous one.
+    const grown = this.surface?.index === index && index.length >= this.surface.length
+    const from = grown ? (this.surface as { length: number }).length : 0
     // Nodes new since the previous request were appended after it, so they sort after every column: columns stay in seq order.
     const added: number[] = []
-    for (let at = 0; at < index.length; at++) if (!this.column.has(index.seqs[at] as number)) added.push(at)
+    for (let at = from; at < index.length; at++) if (!this.column.has(index.seqs[at] as number)) added.push(at)
     added.sort((a, b) => (index.seqs[a] as number) - (index.seqs[b] as number))
-    const orders = added.length === 0 ? undefined : this.ordersOf(index)
+    const orders = added.length === 0 ? undefined : this.ordersOf(index, from)
     for (const at of added) this.addNode(index.seqs[at] as number, index.messages[at] as Message, index.unitOf[at] as number, view, orders?.get(at) as number)
     if (this.status.length < this.nodes.length) {
-      const grown = new Uint8Array(Math.max(this.nodes.length, this.status.length * 2))
-      grown.set(this.status)
-      this.status = grown
+      const larger = new Uint8Array(Math.max(this.nodes.length, this.status.length * 2))
+      larger.set(this.status)
+      this.status = larger
     }
     const status = this.status
-    for (let c = 0; c < this.nodes.length; c++) if (status[c] !== CELL.absent) status[c] = CELL.replaced
-    for (let at = 0; at < index.length; at++) status[this.column.get(index.seqs[at] as number) as number] = CELL.left
+    const columnOf = (at: number): number => this.column.get(index.seqs[at] as number) as number
+    let changed = 0
+    if (grown) {
+      changed = this.nodes.length
+      for (const c of this.marked) {
+        status[c] = CELL.left
+        changed = Math.min(changed, c)
+      }
+      for (let at = from; at < index.length; at++) {
+        status[columnOf(at)] = CELL.left
+        changed = Math.min(changed, columnOf(at))
+      }
+    } else {
+      for (let c = 0; c < this.nodes.length; c++) if (status[c] !== CELL.absent) status[c] = CELL.replaced
+      for (let at = 0; at < index.length; at++) status[columnOf(at)] = CELL.left
+    }
     const required = new Set(index.required())
     const composition = { header: summary.tokens, user: 0, assistant: 0, tool: 0, snapshot: 0, plugin: 0 }
     const sentSeqs: number[] = []
+    const marked: number[] = []
     for (const at of included) {
       const seq = index.seqs[at] as number
-      const node = this.nodes[this.column.get(seq) as number] as ReportNode
-      status[this.column.get(seq) as number] = required.has(at) ? CELL.required : CELL.sent
+      const c = columnOf(at)
+      const node = this.nodes[c] as ReportNode
+      status[c] = required.has(at) ? CELL.required : CELL.sent
+      if (c < changed) changed = c
+      marked.push(c)
       composition[node.category] += node.tokens
       composition.header -= node.tokens
       sentSeqs.push(seq)
     }
+    const cells = grown ? rowFrom(this.requests.at(-1)?.cells ?? [], status, changed, this.nodes.length) : runsOf(status, 0, this.nodes.length, [])
+    this.surface = { index, length: index.length }
+    this.marked = marked
     const prefix = sharedPrefix(this.pricer, this.previous, request)
     const previous = this.previous
     this.requests.push({
@@ -171,7 +199,7 @@ export class ReportBuilder {
       ...prefix.breaks && previous !== undefined ? { cacheBreak: previous.seqs[prefix.messages] as number } : {},
       stale: request.projection?.stale ?? 0,
       composition,
-      cells: runsOf(status, this.nodes.length),
+      cells,
       header: this.headerOf(request.header),
       ...reasons === undefined || reasons.size === 0 ? {} : { reasons: [...reasons].map(([seq, reason]): [number, string] => [this.column.get(seq) as number, reason]) },
     })
@@ -198,13 +226,13 @@ export class ReportBuilder {
    * that took the place of a replaced range (a compaction's summary) goes between its neighbours. Surviving nodes
    * never change order, so sorting any request's nodes by key gives its surface order.
    */
-  private ordersOf(index: RequestView['index']): Map<number, number> {
+  private ordersOf(index: RequestView['index'], from: number): Map<number, number> {
     const orders = new Map<number, number>()
     const known = (at: number): number | undefined => {
       const column = this.column.get(index.seqs[at] as number)
       return column === undefined ? orders.get(at) : (this.nodes[column] as ReportNode).order
     }
-    for (let at = 0; at < index.length; at++) {
+    for (let at = from; at < index.length; at++) {
       if (this.column.has(index.seqs[at] as number)) continue
       let after: number | undefined
       for (let next = at + 1; next < index.length && after === undefined; next++) if (this.column.has(index.seqs[next] as number)) after = known(next)
@@ -249,10 +277,9 @@ export class ReportBuilder {
   }
 }
 
-/** Cells of one row as runs of equal status, absent cells left out. */
-function runsOf(status: Uint8Array, columns: number): [number, number, number][] {
-  const runs: [number, number, number][] = []
-  for (let c = 0; c < columns; c++) {
+/** Cells of one row as runs of equal status from column `from`, absent cells left out, appended to `runs`. */
+function runsOf(status: Uint8Array, from: number, columns: number, runs: [number, number, number][]): [number, number, number][] {
+  for (let c = from; c < columns; c++) {
     const value = status[c] as number
     if (value === CELL.absent) continue
     const last = runs.at(-1)
@@ -260,6 +287,16 @@ function runsOf(status: Uint8Array, columns: number): [number, number, number][]
     else runs.push([c, c, value])
   }
   return runs
+}
+
+/** A row whose cells before column `changed` are the previous row's: its runs there, then the status from `changed` on. */
+function rowFrom(previous: readonly (readonly [number, number, number])[], status: Uint8Array, changed: number, columns: number): [number, number, number][] {
+  const runs: [number, number, number][] = []
+  for (const [first, last, value] of previous) {
+    if (first >= changed) break
+    runs.push([first, Math.min(last, changed - 1), value])
+  }
+  return runsOf(status, changed, columns, runs)
 }
 
 /** The categories in composition order, header first. */
