@@ -267,8 +267,8 @@ describe('events whose data is not what their type declares', () => {
 
 describe('arguments', () => {
   it.each([
-    [[], 'no command: expected inspect, verify, report, simulate or setup'],
-    [['replay', 'x.jsonl'], 'unknown command "replay": expected inspect, verify, report, simulate or setup'],
+    [[], 'no command: expected inspect, verify, report, show, simulate or setup'],
+    [['replay', 'x.jsonl'], 'unknown command "replay": expected inspect, verify, report, show, simulate or setup'],
     [['report', 'a.jsonl'], 'report needs the page to write: -o <report.html>'],
     [['verify', 'a.jsonl', '-o', 'x.html'], 'verify writes no file: -o is for report'],
     [['simulate', 'a.jsonl'], 'simulate needs at least one --policy <module>'],

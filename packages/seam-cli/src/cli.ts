@@ -64,8 +64,11 @@ verify   rebuild every request from the log and check each request/projection ag
          invariants (turn/step, surface generation, counts, include ⊆ surface, run order, required
          seqs, whole tool-call units, opening); exit 0 only when all hold
 report   one self-contained HTML page (offline): the map of requests × surface nodes (sent, required,
-         left out, replaced by compaction), per-request tokens against the surface, provider usage,
-         revision, cache break, stale seqs, composition; 200 requests per map page
+         left out, replaced by compaction), per-request tokens against the surface, provider usage
+         and the recorded context window, revision, cache break, stale seqs, composition; 200
+         requests per map page or the whole session; why a node was left out and since when, a
+         request's messages in full, the diff of two requests, search, go to request/turn/seq.
+         -o - writes the page to stdout; -o naming the log itself is refused
 show     one request as the model was sent it: its figures (tokens, % of the recorded context
          window, revision), system prompt, tools and every message in full, in the order sent
 simulate replay the log's requests under each agent/context policy module (it exports
