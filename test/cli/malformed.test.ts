@@ -11,9 +11,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { zstdCompressSync } from 'node:zlib'
 import { EXIT, main } from '@dsh-seam/cli'
-import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
+import { keepLastNodes } from '@dsh-seam/loop-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from './support.ts'
+import { conversationLog, runCli } from './support.ts'
 
 const root = mkdtempSync(join(tmpdir(), 'dsh-seam-malformed-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -22,13 +22,7 @@ let logPath: string
 let lines: string[]
 
 beforeAll(async () => {
-  const loop = await bootLoop(await patchedDsh(), { persistRoot: join(root, 'sessions'), fallback: conversationReply() })
-  const agent = loop.create('malformed')
-  agent.ctx.on('agent/context', keepLastNodes(4))
-  for (let turn = 1; turn <= 4; turn++) await loop.say(agent, conversationTurn(turn))
-  await loop.ctx.sessions.flush(agent.session)
-  expect(loop.errors).toEqual([])
-  logPath = sessionLogPath(loop, agent)
+  logPath = await conversationLog(join(root, 'sessions'), 'malformed', 4, { listener: keepLastNodes(4) })
   lines = readFileSync(logPath, 'utf8').split('\n')
 })
 

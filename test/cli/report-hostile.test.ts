@@ -12,9 +12,9 @@ import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, relative } from 'node:path'
 import { CLI_BIN, EXIT } from '@dsh-seam/cli'
-import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
+import { keepLastNodes } from '@dsh-seam/loop-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { rewriteEvent, runCli } from './support.ts'
+import { conversationLog, rewriteEvent, runCli } from './support.ts'
 
 const root = mkdtempSync(join(tmpdir(), 'dsh-seam-report-hostile-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -23,13 +23,7 @@ let path: string
 let lines: Record<string, unknown>[]
 
 beforeAll(async () => {
-  const loop = await bootLoop(await patchedDsh(), { persistRoot: join(root, 'sessions'), fallback: conversationReply(), contextWindow: 90_000 })
-  const agent = loop.create('hostile-report')
-  agent.ctx.on('agent/context', keepLastNodes(4))
-  for (let turn = 1; turn <= 5; turn++) await loop.say(agent, conversationTurn(turn))
-  await loop.ctx.sessions.flush(agent.session)
-  expect(loop.errors).toEqual([])
-  path = sessionLogPath(loop, agent)
+  path = await conversationLog(join(root, 'sessions'), 'hostile-report', 5, { listener: keepLastNodes(4), contextWindow: 90_000 })
   lines = readFileSync(path, 'utf8').split('\n').slice(1).filter(line => line !== '').map(line => JSON.parse(line) as Record<string, unknown>)
 })
 

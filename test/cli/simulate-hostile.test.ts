@@ -12,9 +12,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { PolicyFigures } from '@dsh-seam/cli'
 import { EXIT } from '@dsh-seam/cli'
-import { bootLoop, conversationReply, conversationTurn, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from './support.ts'
+import { conversationLog, runCli } from './support.ts'
 
 const KEEP_LAST_TURNS = fileURLToPath(import.meta.resolve('@dsh-seam/context-policies/keep-last-turns'))
 const root = mkdtempSync(join(tmpdir(), 'dsh-seam-hostile-policy-'))
@@ -23,12 +22,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }))
 let path: string
 
 beforeAll(async () => {
-  const loop = await bootLoop(await patchedDsh(), { persistRoot: join(root, 'sessions'), fallback: conversationReply() })
-  const agent = loop.create('hostile')
-  for (let turn = 1; turn <= 8; turn++) await loop.say(agent, conversationTurn(turn))
-  await loop.ctx.sessions.flush(agent.session)
-  expect(loop.errors).toEqual([])
-  path = sessionLogPath(loop, agent)
+  path = await conversationLog(join(root, 'sessions'), 'hostile', 8)
 })
 
 let modules = 0
