@@ -11,9 +11,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { zstdCompressSync } from 'node:zlib'
 import { EXIT, main } from '@dsh-seam/cli'
-import { bootLoop, conversationReply, conversationTurn, keepLastNodes, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
+import { keepLastNodes } from '@dsh-seam/loop-testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from './support.ts'
+import { conversationLog, runCli } from './support.ts'
 
 const root = mkdtempSync(join(tmpdir(), 'dsh-seam-malformed-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -22,13 +22,7 @@ let logPath: string
 let lines: string[]
 
 beforeAll(async () => {
-  const loop = await bootLoop(await patchedDsh(), { persistRoot: join(root, 'sessions'), fallback: conversationReply() })
-  const agent = loop.create('malformed')
-  agent.ctx.on('agent/context', keepLastNodes(4))
-  for (let turn = 1; turn <= 4; turn++) await loop.say(agent, conversationTurn(turn))
-  await loop.ctx.sessions.flush(agent.session)
-  expect(loop.errors).toEqual([])
-  logPath = sessionLogPath(loop, agent)
+  logPath = await conversationLog(join(root, 'sessions'), 'malformed', 4, { listener: keepLastNodes(4) })
   lines = readFileSync(logPath, 'utf8').split('\n')
 })
 
@@ -267,8 +261,8 @@ describe('events whose data is not what their type declares', () => {
 
 describe('arguments', () => {
   it.each([
-    [[], 'no command: expected inspect, verify, report, simulate or setup'],
-    [['replay', 'x.jsonl'], 'unknown command "replay": expected inspect, verify, report, simulate or setup'],
+    [[], 'no command: expected inspect, verify, report, show, simulate or setup'],
+    [['replay', 'x.jsonl'], 'unknown command "replay": expected inspect, verify, report, show, simulate or setup'],
     [['report', 'a.jsonl'], 'report needs the page to write: -o <report.html>'],
     [['verify', 'a.jsonl', '-o', 'x.html'], 'verify writes no file: -o is for report'],
     [['simulate', 'a.jsonl'], 'simulate needs at least one --policy <module>'],

@@ -76,7 +76,7 @@ describe('simulate on the AgentTavern demo\'s managed session', () => {
     expect(session.errors).toEqual([])
     path = session.path
     const { script } = session
-    probes = script.flatMap((turn, i) => turn.kind === 'probe' ? [{ turn: i + 1, refersTo: [turn.plantTurn] }] : [])
+    probes = script.flatMap((turn, i) => turn.kind === 'probe' ? [{ turn: i + 1, refersTo: [turn.plantTurn], fact: turn.expect }] : [])
   })
 
   it('prints both example policies beside the recorded selection, and AgentTavern reproduces its own session', () => {
@@ -93,7 +93,7 @@ describe('simulate on the AgentTavern demo\'s managed session', () => {
     const { hostAdditions, name, ...same } = tavern
     expect({ name, hostAdditions: typeof hostAdditions }).toEqual({ name: 'agent-tavern', hostAdditions: 'number' })
     expect(same).toEqual((({ name: _, ...rest }) => rest)(recorded))
-    expect(keepLast.recall).toEqual(probes.map(() => false))
+    expect(keepLast.inputSent).toEqual(probes.map(() => false))
     expect(keepLast.tokens.peak).toBeLessThan(recorded.tokens.peak)
   })
 })
@@ -119,7 +119,7 @@ describe('a listener that touches the live agent', () => {
   it.each([
     ['exports no listener factory', 'export const name = "empty"', 'invalid-policy', 'exports no createListener function'],
     ['names seqs that are not nodes', 'export function createListener() { return () => ({ include: [1e9] }) }', 'invalid-selection', 'unknown-seq'],
-    ['returns no selection', 'export function createListener() { return () => ({ include: "3,5" }) }', 'invalid-selection', 'returned { include: \'3,5\' }, not { include: number[], revision?: string }'],
+    ['returns no selection', 'export function createListener() { return () => ({ include: "3,5" }) }', 'invalid-selection', 'returned { include: \'3,5\' }, not { include: number[], revision?: string, reasons?: { [seq]: string } }'],
     ['returns an unreadable selection', 'export function createListener() { return () => ({ get include() { throw new Error("getter") } }) }', 'invalid-selection', 'cannot be read: Error: getter'],
     ['throws', 'export function createListener() { return () => { throw new Error("no budget") } }', 'listener-failed', 'no budget'],
   ])('a policy module that %s exits 2 with one line', (_, source, code, said) => {

@@ -7,7 +7,8 @@ import { deriveEventMessage, foldSurface } from '@deepseek-ai/dsh-session'
 import { CLI_BIN } from '@dsh-seam/cli'
 import { AgentTavern } from '@dsh-seam/agent-tavern'
 import { DEMO_CONTEXT_WINDOW, demoCompaction, roleplayReply, story, tavernConfig } from '@dsh-seam/agent-tavern-demo'
-import { bootLoop, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
+import type { ContextListener } from '@dsh-seam/loop-testkit'
+import { bootLoop, conversationReply, conversationTurn, patchedDsh, sessionLogPath } from '@dsh-seam/loop-testkit'
 import type { LastTurnsRun } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { runLastTurns } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 
@@ -110,4 +111,22 @@ export async function managedDemoSession(persistRoot: string, turns: number): Pr
   for (const turn of script) await loop.say(agent, turn.text)
   await loop.ctx.sessions.flush(agent.session)
   return { path: sessionLogPath(loop, agent), script, errors: loop.errors }
+}
+
+/**
+ * Persist a conversation of the loop-testkit's turns (every third calls `echo`) on a real patched loop.
+ * @param persistRoot - where the JSONL log goes.
+ * @param id - the session.
+ * @param turns - how many user turns.
+ * @param options - an `agent/context` listener, and the model's context window (the testkit's default otherwise).
+ * @returns the log's path, flushed.
+ */
+export async function conversationLog(persistRoot: string, id: string, turns: number, options: { listener?: ContextListener; contextWindow?: number } = {}): Promise<string> {
+  const loop = await bootLoop(await patchedDsh(), { persistRoot, fallback: conversationReply(), ...options.contextWindow === undefined ? {} : { contextWindow: options.contextWindow } })
+  const agent = loop.create(id)
+  if (options.listener !== undefined) agent.ctx.on('agent/context', options.listener)
+  for (let turn = 1; turn <= turns; turn++) await loop.say(agent, conversationTurn(turn))
+  await loop.ctx.sessions.flush(agent.session)
+  if (loop.errors.length > 0) throw new Error(`the conversation ${id} failed: ${String(loop.errors[0]?.error)}`)
+  return sessionLogPath(loop, agent)
 }

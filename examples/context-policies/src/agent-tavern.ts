@@ -1,7 +1,7 @@
 /**
  * AgentTavern's `agent-managed` policy as a policy module: the listener AgentTavern mounts, built from the demo's
  * character config and context window, with the demo story's recall probes (each probe turn refers to the turn that
- * planted its fact). The listener reads the log through `agent.session` (usage calibration), never the live agent.
+ * planted its fact, and names the fact its answer holds). The listener reads the log through `agent.session` (usage calibration), never the live agent.
  * @module @dsh-seam/context-policies/agent-tavern
  */
 
@@ -22,8 +22,8 @@ export function createListener({ agent, meter }: PolicyHost): PolicyListener {
 
 /**
  * @param turns - the recorded session's turns.
- * @returns the English demo story's recall probes for a session of that length.
+ * @returns the English demo story's recall probes for a session of that length, each with the fact its answer names.
  */
 export function probes(turns: number): RecallProbe[] {
-  return story({ turns }).flatMap((turn, i) => turn.kind === 'probe' ? [{ turn: i + 1, refersTo: [turn.plantTurn] }] : [])
+  return story({ turns }).flatMap((turn, i) => turn.kind === 'probe' ? [{ turn: i + 1, refersTo: [turn.plantTurn], fact: turn.expect }] : [])
 }

@@ -10,7 +10,7 @@
 import type { Stats } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { open, stat } from 'node:fs/promises'
-import { zstdDecompressSync } from 'node:zlib'
+import { constants, zstdDecompressSync } from 'node:zlib'
 import type { SessionEvent, SessionHeader } from '@deepseek-ai/dsh-session'
 import { decodeStorageRecord, KNOWN_SESSION_EVENT_TYPES, SESSION_FORMAT_VERSION } from '@deepseek-ai/dsh-session'
 // A namespace import: the Zstandard scan is an export only the seam's dsh-session-persistence-jsonl adds, and this
@@ -74,6 +74,27 @@ export interface SessionLog {
 }
 
 const ZSTD_MAGIC = 0xFD2FB528
+
+/**
+ * Most bytes one Zstandard frame of a log may expand to. DSH writes a frame per flush of whole lines, so a frame of
+ * a real log stays far below it; a few kilobytes of crafted data can expand to gigabytes, so decoding stops here and
+ * memory stays within the cap.
+ */
+const MAX_FRAME_BYTES = 256 << 20
+
+/**
+ * Decode one Zstandard frame, or the decodable prefix of a torn one (`ZSTD_e_flush`, as DSH's `decompressZstdPrefix`
+ * recovers it), stopping at {@link MAX_FRAME_BYTES}.
+ * @throws {SessionLogError} `malformed` when the frame expands beyond the cap; the decoder's own error otherwise.
+ */
+function decodeFrame(bytes: Buffer, path: string, start: number, torn: boolean): Buffer {
+  try {
+    return zstdDecompressSync(bytes, { maxOutputLength: MAX_FRAME_BYTES, ...torn ? { finishFlush: constants.ZSTD_e_flush } : {} })
+  } catch (error: unknown) {
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_BUFFER_TOO_LARGE') throw error
+    throw new SessionLogError('malformed', path, undefined, `the Zstandard frame at byte ${start} exceeds ${MAX_FRAME_BYTES >> 20} MiB when decompressed: not a frame DSH writes (decoding stopped there)`, { cause: error })
+  }
+}
 const NEWLINE = 0x0A
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
@@ -136,8 +157,8 @@ function looksTorn(bytes: Buffer): boolean {
 
 /**
  * The decoded frames of a Zstandard log (DSH writes whole lines per frame), found by DSH's own `scanZstdFrames`. A
- * torn last frame is `truncated` when its bytes decode as far as they go (`decompressZstdPrefix`, DSH's recovery of a
- * torn frame), and `malformed` otherwise.
+ * torn last frame is `truncated` when its bytes decode as far as they go (as DSH's `decompressZstdPrefix` recovers a
+ * torn frame), and `malformed` otherwise; no frame expands beyond {@link MAX_FRAME_BYTES}.
  */
 async function* zstdChunks(buffer: Buffer, path: string): AsyncGenerator<Chunk> {
   const { scanZstdFrames, decompressZstdPrefix } = persistence as Partial<typeof persistence>
@@ -153,17 +174,21 @@ async function* zstdChunks(buffer: Buffer, path: string): AsyncGenerator<Chunk> 
   const { frames, tornStart } = scan
   if (tornStart !== undefined) {
     try {
-      await decompressZstdPrefix(buffer.subarray(tornStart))
+      decodeFrame(buffer.subarray(tornStart), path, tornStart, true)
     } catch (error: unknown) {
+      if (error instanceof SessionLogError) throw error
       throw new SessionLogError('malformed', path, undefined, `the Zstandard frame at byte ${tornStart} is incomplete and its bytes do not decode: not a torn write but damaged data`, { cause: error })
     }
   }
   for (const { start, end } of frames) {
+    let plaintext: Buffer
     try {
-      yield [zstdDecompressSync(buffer.subarray(start, end)), end]
+      plaintext = decodeFrame(buffer.subarray(start, end), path, start, false)
     } catch (error: unknown) {
+      if (error instanceof SessionLogError) throw error
       throw new SessionLogError('malformed', path, undefined, `the Zstandard frame at byte ${start} does not decode`, { cause: error })
     }
+    yield [plaintext, end]
   }
   if (tornStart !== undefined) throw new SessionLogError('truncated', path, undefined, `ends inside the Zstandard frame at byte ${tornStart}: its write did not complete`)
 }

@@ -16,9 +16,17 @@ if (isMainThread && (major < NODE.major || (major === NODE.major && minor < NODE
   process.exitCode = 2
 } else if (isMainThread) {
   const worker = new Worker(new URL(import.meta.url), { workerData: process.argv.slice(2), resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } })
-  worker.on('message', code => { process.exitCode = code })
+  let settled = false
+  worker.on('message', code => { settled = true; process.exitCode = code })
   worker.on('error', error => {
+    settled = true
     process.stderr.write(`dsh-seam: internal error: ${String(error?.message ?? error).replace(/[\u0000-\u001F\u007F-\u009F]/g, ' ')}\n`)
+    process.exitCode = 70
+  })
+  // A command that ends without its exit code (its event loop emptied, or something called process.exit) is a fault.
+  worker.on('exit', code => {
+    if (settled) return
+    process.stderr.write(`dsh-seam: internal error: the command ended without a result (worker exit code ${code})\n`)
     process.exitCode = 70
   })
 } else {

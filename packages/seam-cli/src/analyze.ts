@@ -146,7 +146,7 @@ function range(length: number): number[] {
 }
 
 /** The positions not in `included` (ascending), as `[first, last]` seq runs. */
-function excludedRuns(index: NodeIndex, included: readonly number[]): [number, number][] {
+export function excludedRuns(index: NodeIndex, included: readonly number[]): [number, number][] {
   const runs: [number, number][] = []
   let next = 0
   for (const at of [...included, index.length]) {

@@ -4,7 +4,7 @@
  * @module @dsh-seam/cli/cli
  */
 
-import { writeFileSync } from 'node:fs'
+import { statSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { describeFailure, readSessionLog, SessionLogError } from '@dsh-seam/agent-context'
@@ -12,11 +12,15 @@ import type { LogAnalysis, LogViolation, TokenPricer } from './analyze.ts'
 import { LogAnalyzer } from './analyze.ts'
 import type { ReadLog } from './format.ts'
 import { inspectJson, inspectTable, policyWarning, printable, reportJson, reportLine, safeJson, simulationJson, simulationTables, verifyJson, violationLine } from './format.ts'
+import { loggedTokens } from './figures.ts'
 import { meterPricer } from './pricer.ts'
 import { ReportBuilder } from './report.ts'
 import { reportHtml } from './report-html.ts'
-import type { LoadedPolicy } from './simulate.ts'
-import { loadPolicy, PolicyError, simulate } from './simulate.ts'
+import type { LoadedPolicy } from './policy-host.ts'
+import { LISTENER_TIMEOUT_MS, loadPolicy, PolicyError } from './policy-host.ts'
+import type { ShownRequest } from './show.ts'
+import { shownRequest, shownText } from './show.ts'
+import { simulate } from './simulate.ts'
 import { planSetup, SetupError, setupReport, writeSetup } from './setup.ts'
 
 /** Where the command writes. */
@@ -53,8 +57,10 @@ const PROGRESS_MIN_EVENTS = 20_000
 
 const USAGE = `usage: dsh-seam inspect <session.jsonl> [--json] [--quiet]
        dsh-seam verify <session.jsonl> [--json] [--quiet]
-       dsh-seam report <session.jsonl> -o <report.html> [--json] [--quiet]
-       dsh-seam simulate <session.jsonl> --policy <module> [--policy <module> ...] [--json] [--quiet]
+       dsh-seam report <session.jsonl> -o <report.html | -> [--json] [--quiet]
+       dsh-seam show <session.jsonl> --request <n> [--json] [--quiet]
+       dsh-seam simulate <session.jsonl> --policy <module> [--policy <module> ...] [--listener-timeout <ms>]
+                [--report <page.html>] [--json] [--quiet]
        dsh-seam setup [dir] [--pm pnpm|npm] [--check] [--no-patches]
 
 inspect  every request: turn, step, surface nodes, included nodes, excluded surface runs,
@@ -63,12 +69,24 @@ verify   rebuild every request from the log and check each request/projection ag
          invariants (turn/step, surface generation, counts, include ⊆ surface, run order, required
          seqs, whole tool-call units, opening); exit 0 only when all hold
 report   one self-contained HTML page (offline): the map of requests × surface nodes (sent, required,
-         left out, replaced by compaction), per-request tokens against the surface, provider usage,
-         revision, cache break, stale seqs, composition; 200 requests per map page
+         left out, replaced by compaction), per-request tokens against the surface, provider usage
+         and the recorded context window, revision, cache break, stale seqs, composition; 200
+         requests per map page or the whole session; why a node was left out and since when, a
+         request's messages in full, the diff of two requests, search, go to request/turn/seq.
+         -o - writes the page to stdout; -o naming the log itself is refused
+show     one request as the model was sent it: its figures (tokens, % of the recorded context
+         window, revision), system prompt, tools and every message in full, in the order sent
 simulate replay the log's requests under each agent/context policy module (it exports
          createListener({ agent, meter }), optionally name and probes(turns)) through the host's
          normalizer, with no model call: tokens sent (sum, peak, p95), prefix reuse, host additions,
-         recall of each probe, beside the recorded selection
+         probes (the planted input and the fact sent), requests over the recorded context window,
+         and each figure against the recorded selection. Each module runs in a worker of its own with
+         full Node privileges (run only modules you trust); its console output goes to stderr
+--report simulate: also write the report page with a selection switch: the recorded map and each
+         policy's map over the same nodes, with the reasons a policy gave for what it left out
+--listener-timeout  simulate: longest call of a policy (loading it, building or running its
+         listener), in ms (default ${LISTENER_TIMEOUT_MS}); a policy that does not return, exits or
+         throws outside its listener fails on one line naming the policy and the request
 setup    install the seam's patches into the DSH app in dir (default: the current folder): pin every
          DSH package to 0.1.0-rc.8 (a range that admits it is rewritten, another version is refused),
          override the whole DSH 0.1.0-rc.8 set and the cordis packages it was built with, allow
@@ -89,7 +107,7 @@ session log or a refused setup (one line), 70 an internal error
 
 const HINT = 'run dsh-seam --help for usage'
 
-const COMMANDS = ['inspect', 'verify', 'report', 'simulate', 'setup'] as const
+const COMMANDS = ['inspect', 'verify', 'report', 'show', 'simulate', 'setup'] as const
 type Command = Exclude<(typeof COMMANDS)[number], 'setup'>
 
 /** `dsh-seam setup [dir] [--pm pnpm|npm] [--check] [--no-patches]`. */
@@ -112,6 +130,12 @@ interface Invocation {
   readonly output?: string
   /** `simulate`: the policy modules. */
   readonly policies: readonly string[]
+  /** `simulate`: the longest call of a policy, in ms. */
+  readonly timeoutMs: number
+  /** `show`: the request, 1-based. */
+  readonly request?: number
+  /** `simulate --report`: the page drawing each policy beside the recorded selection. */
+  readonly page?: string
 }
 
 type Problem = { readonly problem: string }
@@ -152,6 +176,9 @@ function parse(argv: readonly string[]): Invocation | SetupInvocation | 'help' |
         help: { type: 'boolean', short: 'h' },
         output: { type: 'string', short: 'o' },
         policy: { type: 'string', multiple: true },
+        'listener-timeout': { type: 'string' },
+        request: { type: 'string' },
+        report: { type: 'string' },
       },
     })
   } catch (error: unknown) {
@@ -169,9 +196,24 @@ function parse(argv: readonly string[]): Invocation | SetupInvocation | 'help' |
   const policies = values.policy ?? []
   if (known === 'report' && (values.output === undefined || values.output === '')) return { problem: 'report needs the page to write: -o <report.html>' }
   if (known !== 'report' && values.output !== undefined) return { problem: `${known} writes no file: -o is for report` }
+  if (values.output === '-' && values.json === true) return { problem: 'report -o - writes the page to stdout: --json cannot share it' }
   if (known === 'simulate' && policies.length === 0) return { problem: 'simulate needs at least one --policy <module>' }
   if (known !== 'simulate' && policies.length > 0) return { problem: `${known} takes no policy: --policy is for simulate` }
-  return { command: known, path, json: values.json === true, quiet: values.quiet === true, policies, ...values.output === undefined ? {} : { output: values.output } }
+  const timeout = values['listener-timeout']
+  if (known !== 'simulate' && timeout !== undefined) return { problem: `${known} runs no policy: --listener-timeout is for simulate` }
+  const timeoutMs = timeout === undefined ? LISTENER_TIMEOUT_MS : Number(timeout)
+  if (!/^\d+$/.test(timeout ?? '0') || !Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2 ** 31 - 1) return { problem: `--listener-timeout ${JSON.stringify(timeout)}: expected a whole number of milliseconds from 1 to ${2 ** 31 - 1}` }
+  const { request, report: page } = values
+  if (known !== 'simulate' && page !== undefined) return { problem: `${known} draws no policy: --report <page.html> is for simulate (report writes with -o)` }
+  if (page === '' || page === '-') return { problem: 'simulate --report needs a file for the page (its stdout holds the tables)' }
+  if (known !== 'show' && request !== undefined) return { problem: `${known} shows no single request: --request is for show` }
+  if (known === 'show' && request === undefined) return { problem: 'show needs the request to show: --request <n> (1 is the first, as inspect numbers them)' }
+  if (request !== undefined && (!/^\d+$/.test(request) || !Number.isSafeInteger(Number(request)) || Number(request) < 1)) return { problem: `--request ${JSON.stringify(request)}: expected a request number from 1` }
+  return {
+    command: known, path, json: values.json === true, quiet: values.quiet === true, policies, timeoutMs,
+    ...values.output === undefined ? {} : { output: values.output }, ...request === undefined ? {} : { request: Number(request) },
+    ...page === undefined ? {} : { page },
+  }
 }
 
 /**
@@ -220,7 +262,38 @@ function violated(command: Command, path: string, log: ReadLog, analysis: LogAna
   return EXIT.violation
 }
 
+/** Whether two paths name one file (the same device and inode); false when either does not exist. */
+function sameFile(a: string, b: string): boolean {
+  try {
+    const [x, y] = [statSync(a), statSync(b)]
+    return x.dev === y.dev && x.ino === y.ino
+  } catch {
+    // A path that does not exist (the page not written yet) is not the log.
+    return false
+  }
+}
+
+/** One line when a page would overwrite the log it is drawn from (checked before the log is read). */
+function pageOverLog(command: Command, flag: string, path: string, page: string, io: CliIo): boolean {
+  if (!sameFile(path, page)) return false
+  io.stderr.write(`dsh-seam ${command}: ${flag} ${printable(page)} is the session log being read: name another file for the page\n`)
+  return true
+}
+
+/** Write a page; one line naming the errno when it cannot be written. */
+function writePage(command: Command, page: string, html: string, io: CliIo): boolean {
+  try {
+    writeFileSync(page, html)
+    return true
+  } catch (error: unknown) {
+    const code = (error as NodeJS.ErrnoException).code
+    io.stderr.write(`dsh-seam ${command}: cannot write ${printable(page)}: ${printable(typeof code === 'string' ? code : describeFailure(error))}\n`)
+    return false
+  }
+}
+
 async function report({ path, json, quiet, output }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
+  if (output !== '-' && pageOverLog('report', '-o', path, output as string, io)) return EXIT.unreadable
   const builder = new ReportBuilder(pricer)
   const analyzer = new LogAnalyzer(pricer, builder.observe)
   const log = await readLog(path, io, quiet, true, event => {
@@ -229,23 +302,46 @@ async function report({ path, json, quiet, output }: Invocation, io: CliIo, pric
   })
   const model = builder.model(path, String(log.header.id), log.events)
   const page = reportHtml(model)
-  try {
-    writeFileSync(output as string, page)
-  } catch (error: unknown) {
-    const code = (error as NodeJS.ErrnoException).code
-    io.stderr.write(`dsh-seam report: cannot write ${printable(output as string)}: ${printable(typeof code === 'string' ? code : describeFailure(error))}\n`)
-    return EXIT.unreadable
-  }
   const { analysis } = analyzer
-  io.stdout.write(json ? reportJson(output as string, model, analysis, log) : reportLine(output as string, model, Buffer.byteLength(page)))
+  if (output === '-') io.stdout.write(page)
+  else if (!writePage('report', output as string, page, io)) return EXIT.unreadable
+  else io.stdout.write(json ? reportJson(output as string, model, analysis, log) : reportLine(output as string, model, Buffer.byteLength(page)))
   return analysis.violation === undefined ? EXIT.ok : violated('report', path, log, analysis, io)
 }
 
-async function simulateCommand({ path, json, quiet, policies }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
+async function show({ path, json, quiet, request }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
+  let shown: ShownRequest | undefined
+  let window: number | undefined
+  let requests = 0
+  const analyzer = new LogAnalyzer(pricer, (summary, view) => {
+    if (++requests === request) shown = shownRequest(requests, summary, view, pricer, window)
+  })
+  const log = await readLog(path, io, quiet, false, event => {
+    window = loggedTokens(event).window ?? window
+    analyzer.push(event)
+  })
+  const { analysis } = analyzer
+  if (shown === undefined) {
+    if (analysis.violation !== undefined) return violated('show', path, log, analysis, io)
+    io.stderr.write(`dsh-seam show: ${printable(path)} holds ${requests} request${requests === 1 ? '' : 's'}: there is no request ${request as number}\n`)
+    return EXIT.unreadable
+  }
+  io.stdout.write(json ? safeJson({ file: path, session: log.header.id, ...shown }) : shownText(shown, requests, printable))
+  return analysis.violation === undefined ? EXIT.ok : violated('show', path, log, analysis, io)
+}
+
+async function simulateCommand({ path, json, quiet, policies, timeoutMs, page }: Invocation, io: CliIo, pricer: TokenPricer): Outcome {
+  if (page !== undefined && pageOverLog('simulate', '--report', path, page, io)) return EXIT.unreadable
   const loaded: LoadedPolicy[] = []
-  for (const module of policies) loaded.push(await loadPolicy(module))
   const events: SessionEvent[] = []
-  const log = await readLog(path, io, quiet, true, event => { events.push(event) })
+  let log: ReadLog
+  try {
+    for (const module of policies) loaded.push(await loadPolicy(module, { timeoutMs, output: text => io.stderr.write(text) }))
+    log = await readLog(path, io, quiet, true, event => { events.push(event) })
+  } catch (error: unknown) {
+    await Promise.all(loaded.map(policy => policy.close()))
+    throw error
+  }
   let reported = 0
   const progress = quiet || io.stderr.isTTY !== true || events.length < PROGRESS_MIN_EVENTS ? undefined : (done: number, total: number): void => {
     const tenth = Math.floor(done * 10 / total)
@@ -253,8 +349,9 @@ async function simulateCommand({ path, json, quiet, policies }: Invocation, io: 
     reported = tenth
     io.stderr.write(`dsh-seam: ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')} events replayed under ${loaded.length + 1} selections (${tenth * 10}%)\n`)
   }
-  const simulation = await simulate(log.header, events, loaded, { pricer, ...progress === undefined ? {} : { progress } })
-  io.stdout.write(json ? simulationJson(path, log, simulation) : simulationTables(path, log, simulation))
+  const simulation = await simulate(log.header, events, loaded, { pricer, ...progress === undefined ? {} : { progress }, ...page === undefined ? {} : { report: { file: path } } })
+  if (simulation.report !== undefined && !writePage('simulate', page as string, reportHtml(simulation.report), io)) return EXIT.unreadable
+  io.stdout.write(json ? simulationJson(path, log, simulation, page) : simulationTables(path, log, simulation, page))
   return simulation.analysis.violation === undefined ? EXIT.ok : violated('simulate', path, log, simulation.analysis, io)
 }
 
@@ -262,6 +359,7 @@ const COMMAND_RUNS: Record<Command, (invocation: Invocation, io: CliIo, pricer: 
   inspect: inspectOrVerify,
   verify: inspectOrVerify,
   report,
+  show,
   simulate: simulateCommand,
 }
 

@@ -7,6 +7,7 @@
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { EpochHeader, SessionEvent } from '@deepseek-ai/dsh-session'
 import { isUserInput, standingSource } from '@dsh-seam/agent-context'
+import { promptTokens } from '@dsh-seam/compaction-effective-projection'
 import type { TokenPricer } from './analyze.ts'
 
 /** What a request is made of: the categories of the anchor plugin's composition bars. */
@@ -40,6 +41,21 @@ export function sourceLabel(message: Message): string {
     case 'plugin': return `plugin ${source.plugin}${source.form === undefined ? '' : ` [${source.form}]`}`
     default: return source.kind
   }
+}
+
+/**
+ * A message's whole text as the model is sent it: text and reasoning blocks, tool calls as `→ name(args)`, tool results
+ * as `[result <call id>] …`, other blocks by type, one block per line. Unescaped: a terminal or a page escapes it.
+ * @param message - a node's message.
+ * @returns its text.
+ */
+export function textOf(message: Message): string {
+  return message.content.map(block => {
+    if (block.type === 'text' || block.type === 'reasoning') return block.text
+    if (block.type === 'tool-call') return `→ ${block.name}(${block.arguments})`
+    if (block.type === 'tool-result') return `[result ${block.toolCallId}] ${block.content.map(part => part.type === 'text' ? part.text : `[${part.type}]`).join(' ')}`
+    return `[${block.type}]`
+  }).join('\n')
 }
 
 /** A request as the provider receives it: its envelope and messages. */
@@ -125,4 +141,38 @@ export class TurnClock {
     }
     return turn
   }
+}
+
+/**
+ * Largest token count `report` and `simulate` take from a log (provider usage, a context window): a billion tokens,
+ * far above any model's window. A larger or non-integer figure in a log is not a count the page can draw.
+ */
+const MAX_LOGGED_TOKENS = 1_000_000_000
+
+/** A token count as a log states it: a non-negative integer up to {@link MAX_LOGGED_TOKENS}, else undefined. */
+function loggedCount(value: unknown): number | undefined {
+  return Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_LOGGED_TOKENS ? value as number : undefined
+}
+
+/**
+ * The one reader of the numbers `report` and `simulate` take from a log's usage and request context: the prompt a
+ * provider reported (`promptTokens` of an `assistant/message`'s usage) and the context window of a `request/context`.
+ * `verify` accepts any value there (DSH's fold does not read them), so each is checked here and a value that is not a
+ * count (null, a string, `1e308`, a fraction) is left out, never drawn.
+ * @param event - a log event.
+ * @returns what the event reports, when it is a readable count.
+ */
+export function loggedTokens(event: SessionEvent): { readonly prompt?: number; readonly window?: number; readonly unreadable: boolean } {
+  if (event.type === 'request/context') {
+    const window = loggedCount((event.data as { contextWindow?: unknown }).contextWindow)
+    return window === undefined || window === 0 ? { unreadable: (event.data as { contextWindow?: unknown }).contextWindow !== undefined } : { window, unreadable: false }
+  }
+  if (event.type !== 'assistant/message') return { unreadable: false }
+  const usage = (event.data as { usage?: unknown }).usage
+  if (usage === undefined) return { unreadable: false }
+  const { inputTokens, cacheReadTokens = 0, cacheWriteTokens = 0 } = (typeof usage === 'object' && usage !== null ? usage : {}) as Record<string, unknown>
+  const parts = [inputTokens, cacheReadTokens, cacheWriteTokens].map(loggedCount)
+  if (parts.some(part => part === undefined)) return { unreadable: true }
+  const prompt = loggedCount(promptTokens({ inputTokens: parts[0] as number, outputTokens: 0, cacheReadTokens: parts[1] as number, cacheWriteTokens: parts[2] as number }))
+  return prompt === undefined ? { unreadable: true } : { prompt, unreadable: false }
 }

@@ -8,7 +8,7 @@ import type { SessionHeader } from '@deepseek-ai/dsh-session'
 import type { LogAnalysis, LogViolation, RequestSummary } from './analyze.ts'
 import type { ReportModel } from './report.ts'
 import { PAGE_ROWS } from './report-html.ts'
-import type { Simulation } from './simulate.ts'
+import type { PolicyFigures, Simulation } from './simulate.ts'
 
 /**
  * Characters a terminal or a line-based reader would act on: C0 and C1 controls (newlines, ESC and CSI of ANSI
@@ -186,7 +186,7 @@ export function reportLine(output: string, model: ReportModel, bytes: number): s
  * @param model - the report's model.
  * @param analysis - the log's requests and first violation.
  * @param log - the log read.
- * @returns `{ file, output, session, events, nodes, compactions, requests, violation? }`: every request's figures as
+ * @returns `{ file, output, session, events, nodes, compactions, unreadableCounts, requests, violation? }`: every request's figures as
  * the page shows them, without its map cells.
  */
 export function reportJson(output: string, model: ReportModel, analysis: LogAnalysis, log: ReadLog): string {
@@ -197,6 +197,7 @@ export function reportJson(output: string, model: ReportModel, analysis: LogAnal
     events: model.events,
     nodes: model.nodes.length,
     compactions: model.compactions,
+    unreadableCounts: model.unreadableCounts,
     requests: model.requests.map(({ cells: _, ...figures }) => figures),
     ...analysis.violation === undefined ? {} : { violation: located(log, analysis.violation) },
   })
@@ -205,29 +206,67 @@ export function reportJson(output: string, model: ReportModel, analysis: LogAnal
 const percentText = (share: number): string => `${(share * 100).toFixed(1)}%`
 const count = (value: number): string => value.toLocaleString('en-US')
 
+const signed = (value: number, text: string): string => `${value > 0 ? '+' : value < 0 ? '−' : '±'}${text}`
+
+/** A policy's figure beside the recorded one: `+1,234 (+5.0%)`. */
+function delta(value: number, recorded: number): string {
+  const change = value - recorded
+  return `${signed(change, count(Math.abs(change)))}${recorded === 0 ? '' : ` (${signed(change, percentText(Math.abs(change) / recorded))})`}`
+}
+
+/** Probes passed of those that apply. */
+function passed(results: readonly (boolean | undefined)[]): string {
+  const judged = results.filter(result => result !== undefined)
+  return judged.length === 0 ? '-' : `${judged.filter(Boolean).length}/${judged.length}`
+}
+
+/** Reasons listed per policy at most. */
+const REASONS_SHOWN = 8
+
 /**
  * @param path - the log.
  * @param log - the log read.
  * @param simulation - the figures of the recorded selection and each policy.
- * @returns a summary line, the policies side by side, and one row per recall probe.
+ * @param page - the page `--report` wrote.
+ * @returns a summary line, the policies side by side with their change against the recorded run, one row per probe,
+ * the reasons each policy gave for what it left out, and the page written.
  */
-export function simulationTables(path: string, log: ReadLog, simulation: Simulation): string {
-  const { figures, probes } = simulation
-  const requests = figures[0]?.requests ?? 0
-  const head = `simulate ${printable(path)}: session ${printable(String(log.header.id))}, ${requests} requests replayed under ${figures.length - 1} polic${figures.length === 2 ? 'y' : 'ies'} beside the recorded selection (DSH token meter)`
-  const rows = [
-    ['policy', 'projected', 'tokens sum', 'peak', 'p95', 'prefix reuse', 'host additions', 'recall'],
-    ...figures.map(f => [printable(f.name), `${f.projected}/${f.requests}`, count(f.tokens.sum), count(f.tokens.peak), count(f.tokens.p95), percentText(f.prefixReuse), f.hostAdditions === undefined ? '-' : count(f.hostAdditions), probes.length === 0 ? '-' : `${f.recall.filter(Boolean).length}/${probes.length}`]),
+export function simulationTables(path: string, log: ReadLog, simulation: Simulation, page?: string): string {
+  const { figures, probes, contextWindow } = simulation
+  const [recorded] = figures
+  const requests = recorded?.requests ?? 0
+  const head = `simulate ${printable(path)}: session ${printable(String(log.header.id))}, ${requests} requests replayed under ${figures.length - 1} polic${figures.length === 2 ? 'y' : 'ies'} beside the recorded selection (DSH token meter${contextWindow === undefined ? '; the log records no context window' : `; context window ${count(contextWindow)} as recorded`})`
+  const facts = probes.some(probe => probe.fact !== undefined)
+  const columns: [string, 'left' | 'right', (f: PolicyFigures) => string][] = [
+    ['policy', 'left', f => printable(f.name)],
+    ['projected', 'right', f => `${f.projected}/${f.requests}`],
+    ['tokens sum', 'right', f => count(f.tokens.sum)],
+    ['vs recorded', 'right', f => f === recorded ? '-' : delta(f.tokens.sum, recorded?.tokens.sum ?? 0)],
+    ['peak', 'right', f => count(f.tokens.peak)],
+    ['p95', 'right', f => count(f.tokens.p95)],
+    ...contextWindow === undefined ? [] : [['over window', 'right', (f: PolicyFigures) => count(f.overflows ?? 0)] as [string, 'right', (f: PolicyFigures) => string]],
+    ['prefix reuse', 'right', f => percentText(f.prefixReuse)],
+    ['host additions', 'right', f => f.hostAdditions === undefined ? '-' : count(f.hostAdditions)],
+    ['input sent', 'right', f => probes.length === 0 ? '-' : passed(f.inputSent)],
+    ...facts ? [['facts sent', 'right', (f: PolicyFigures) => passed(f.factSent)] as [string, 'right', (f: PolicyFigures) => string]] : [],
   ]
-  const lines = [head, ...aligned(rows, ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'right'])]
-  if (probes.length === 0) lines.push('', 'recall: no policy module exports probes')
+  const lines = [head, ...aligned([columns.map(([name]) => name), ...figures.map(f => columns.map(([, , cell]) => cell(f)))], columns.map(([, align]) => align))]
+  if (probes.length === 0) lines.push('', 'probes: no policy module exports probes')
   else {
     const probeRows = [
-      ['probe turn', 'refers to', ...figures.map(f => printable(f.name))],
-      ...probes.map((probe, i) => [`${probe.turn}`, probe.refersTo.join(' '), ...figures.map(f => f.recall[i] === true ? 'sent' : 'missing')]),
+      ['probe turn', 'refers to', ...facts ? ['fact'] : [], ...figures.map(f => printable(f.name))],
+      ...probes.map((probe, i) => [`${probe.turn}`, probe.refersTo.join(' '), ...facts ? [probe.fact === undefined ? '-' : printable(JSON.stringify(probe.fact))] : [],
+        ...figures.map(f => `input ${f.inputSent[i] === true ? 'sent' : 'missing'}${f.factSent[i] === undefined ? '' : `, fact ${f.factSent[i] ? 'sent' : 'missing'}`}`)]),
     ]
-    lines.push('', 'recall: the probe turn\'s first request sent the user input of the turns it refers to', ...aligned(probeRows, probeRows[0]?.map((_, c) => c < 2 ? 'right' : 'left') ?? []))
+    lines.push('', 'input sent: the probe turn\'s first request sent the user input of the turns it refers to; fact sent: a request of the probe turn sent the fact\'s text (any message: user input, replies, tool calls and results, summaries)',
+      ...aligned(probeRows, probeRows[0]?.map((_, c) => c < 2 ? 'right' : 'left') ?? []))
   }
+  for (const f of figures) {
+    if (f.reasons.length === 0) continue
+    lines.push('', `why ${printable(f.name)} left nodes out (its reasons; requests × nodes):`, ...aligned(f.reasons.slice(0, REASONS_SHOWN).map(({ reason, count: times }) => [count(times), printable(reason)]), ['right', 'left']))
+    if (f.reasons.length > REASONS_SHOWN) lines.push(`  and ${f.reasons.length - REASONS_SHOWN} more reasons (--json lists all)`)
+  }
+  if (page !== undefined) lines.push('', `wrote ${printable(page)}: the recorded map and each policy's, one selection switch`)
   return `${lines.join('\n')}\n`
 }
 
@@ -235,16 +274,19 @@ export function simulationTables(path: string, log: ReadLog, simulation: Simulat
  * @param path - the log.
  * @param log - the log read.
  * @param simulation - the figures of the recorded selection and each policy.
- * @returns `{ file, session, events, probes, policies, violation? }` as one JSON document.
+ * @param page - the page `--report` wrote.
+ * @returns `{ file, session, events, probes, contextWindow?, policies, report?, violation? }` as one JSON document.
  */
-export function simulationJson(path: string, log: ReadLog, simulation: Simulation): string {
+export function simulationJson(path: string, log: ReadLog, simulation: Simulation, page?: string): string {
   const { violation } = simulation.analysis
   return safeJson({
     file: path,
     session: log.header.id,
     events: log.events,
     probes: simulation.probes,
+    ...simulation.contextWindow === undefined ? {} : { contextWindow: simulation.contextWindow },
     policies: simulation.figures,
+    ...page === undefined ? {} : { report: page },
     ...violation === undefined ? {} : { violation: located(log, violation) },
   })
 }

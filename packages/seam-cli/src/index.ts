@@ -17,11 +17,11 @@ export { parsePnpmPatchName, PatchFormatError, patchPackageFile, toPatchPackage 
 export type { PnpmPatch } from './patch-files.ts'
 export { PATCH_PACKAGE_VERSION, planSetup, SetupError, setupReport, SHIPPED_PATCHES, writeSetup } from './setup.ts'
 export type { PackageManager, PlannedFile, SetupErrorCode, SetupOptions, SetupPlan } from './setup.ts'
-export { loadPolicy, PolicyError, simulate } from './simulate.ts'
+export { LISTENER_TIMEOUT_MS, loadPolicy, PolicyError } from './policy-host.ts'
+export type { LoadedPolicy, PolicyErrorCode, PolicyOptions } from './policy-host.ts'
+export { simulate } from './simulate.ts'
 export type {
   ContextPolicy,
-  LoadedPolicy,
-  PolicyErrorCode,
   PolicyFigures,
   PolicyHost,
   PolicyListener,

@@ -7,10 +7,9 @@
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { isUserInput, standingSource } from '@dsh-seam/agent-context'
-import { promptTokens } from '@dsh-seam/compaction-effective-projection'
 import type { RequestSummary, RequestView, TokenPricer } from './analyze.ts'
 import type { NodeCategory } from './figures.ts'
-import { categoryOf, CATEGORIES, sharedPrefix, sourceLabel, TurnClock } from './figures.ts'
+import { categoryOf, CATEGORIES, loggedTokens, sharedPrefix, sourceLabel, textOf, TurnClock } from './figures.ts'
 
 /** A map cell: what one request did with one node. */
 export const CELL = {
@@ -26,9 +25,6 @@ export const CELL = {
   replaced: 4,
 } as const
 
-/** First characters of a node's text kept for the page. */
-const PREVIEW_CHARS = 160
-
 /** One map column: a message-bearing node, in log (seq) order. */
 export interface ReportNode {
   readonly seq: number
@@ -36,9 +32,14 @@ export interface ReportNode {
   readonly role: Message['role']
   readonly category: NodeCategory
   readonly source: string
-  /** Its first {@link PREVIEW_CHARS} characters of text (tool calls as `name(args)`), unescaped: the page escapes. */
-  readonly preview: string
+  /**
+   * Its whole text as the model was sent it (text and reasoning blocks, tool calls as `→ name(args)`, tool results as
+   * `[result <call id>] …`), unescaped: the page writes it as text. Stored once per node, whatever the requests.
+   */
+  readonly text: string
   readonly tokens: number
+  /** Its place in surface order: sorting a request's nodes by it gives the order the request sent them in. */
+  readonly order: number
   /** Index of its tool-call unit in the report, when it belongs to one of two or more nodes. */
   readonly unit?: number
   /** Its runtime-context source, for a snapshot. */
@@ -53,6 +54,8 @@ export interface ReportRequest extends RequestSummary {
   readonly compacted: boolean
   /** Prompt tokens the provider reported for it (`promptTokens` of the usage on its `assistant/message`). */
   reported?: number
+  /** The context window the log recorded for it (the newest `request/context` before it). */
+  readonly window?: number
   /** Tokens of the prefix shared with the previous request (envelope and leading messages). */
   readonly reusedTokens: number
   /** Seq of the first node of the previous request that this one does not carry at the same place: the cache break. */
@@ -63,6 +66,16 @@ export interface ReportRequest extends RequestSummary {
   readonly composition: Readonly<Record<NodeCategory | 'header', number>>
   /** Cells as runs over the report's columns: `[first column, last column, CELL]`, absent cells omitted. */
   readonly cells: [number, number, number][]
+  /** Its envelope (system prompt and tools): an index into {@link ReportModel.headers}, -1 without one. */
+  readonly header: number
+  /** `simulate --report`: the reasons the policy gave for nodes it left out, by column. */
+  readonly reasons?: [number, string][]
+}
+
+/** A request envelope as sent: the system prompt and the tool schemas (JSON), stored once for all requests sharing it. */
+export interface ReportHeader {
+  readonly system: string
+  readonly tools: string
 }
 
 /** Everything the page shows. */
@@ -72,20 +85,14 @@ export interface ReportModel {
   readonly events: number
   readonly nodes: ReportNode[]
   readonly requests: ReportRequest[]
+  /** The distinct request envelopes. */
+  readonly headers: ReportHeader[]
   /** Seqs of `compaction/summary` events. */
   readonly compactions: number[]
-}
-
-function preview(message: Message): string {
-  let text = ''
-  for (const block of message.content) {
-    if (text.length >= PREVIEW_CHARS) break
-    if (block.type === 'text') text += block.text
-    else if (block.type === 'tool-call') text += `${block.name}(${block.arguments}) `
-    else if (block.type === 'tool-result') text += `[result ${block.toolCallId}] ${block.content.map(part => part.type === 'text' ? part.text : `[${part.type}]`).join(' ')}`
-    else text += `[${block.type}]`
-  }
-  return text.slice(0, PREVIEW_CHARS)
+  /** Usage reports and context windows whose numbers are not token counts (null, a string, `1e308`): not drawn. */
+  readonly unreadableCounts: number
+  /** `simulate --report`: each policy's requests over the same columns, the recorded ones being {@link requests}. */
+  readonly variants?: readonly { readonly name: string; readonly requests: ReportRequest[] }[]
 }
 
 /**
@@ -96,11 +103,19 @@ export class ReportBuilder {
   readonly nodes: ReportNode[] = []
   readonly requests: ReportRequest[] = []
   readonly compactions: number[] = []
+  readonly headers: ReportHeader[] = []
+  private readonly headerIndex = new Map<string, number>()
+  private lastHeader: { header: RequestView['request']['header']; index: number } | undefined
   private readonly column = new Map<number, number>()
   private readonly units = new Map<number, number>()
   private readonly turns = new TurnClock()
   private previous: { header: RequestView['request']['header']; messages: readonly Message[]; seqs: readonly number[]; generation: number } | undefined
   private status = new Uint8Array(0)
+  /** The index of the previous request and its length then; the columns it sent. */
+  private surface: { index: RequestView['index']; length: number } | undefined
+  private marked: number[] = []
+  private window: number | undefined
+  private unreadableCounts = 0
 
   constructor(private readonly pricer: TokenPricer) {}
 
@@ -108,55 +123,127 @@ export class ReportBuilder {
   push(event: SessionEvent): void {
     this.turns.push(event)
     if (event.type === 'compaction/summary') this.compactions.push(event.seq)
-    if (event.type === 'assistant/message' && event.data.usage !== undefined) {
+    const logged = loggedTokens(event)
+    if (logged.unreadable) this.unreadableCounts++
+    if (logged.window !== undefined) this.window = logged.window
+    if (logged.prompt !== undefined) {
       const last = this.requests.at(-1)
-      if (last !== undefined && last.reported === undefined) last.reported = promptTokens(event.data.usage)
+      if (last !== undefined && last.reported === undefined) last.reported = logged.prompt
     }
   }
 
-  /** The {@link RequestObserver} to give `LogAnalyzer`. */
-  readonly observe = (summary: RequestSummary, view: RequestView): void => {
+  /**
+   * The {@link RequestObserver} to give `LogAnalyzer`; `simulate` also calls it with a policy's selection as the view's
+   * `included`, and the policy's reasons for what it left out.
+   */
+  readonly observe = (summary: RequestSummary, view: RequestView, reasons?: ReadonlyMap<number, string>): void => {
     const { index, included, request } = view
+    // The same index as the previous request's has only grown at its tail (a replace makes a new one): then only the
+    // new nodes and the cells the previous and this request marked change, and the row before them is the previous one.
+    const grown = this.surface?.index === index && index.length >= this.surface.length
+    const from = grown ? (this.surface as { length: number }).length : 0
     // Nodes new since the previous request were appended after it, so they sort after every column: columns stay in seq order.
     const added: number[] = []
-    for (let at = 0; at < index.length; at++) if (!this.column.has(index.seqs[at] as number)) added.push(at)
+    for (let at = from; at < index.length; at++) if (!this.column.has(index.seqs[at] as number)) added.push(at)
     added.sort((a, b) => (index.seqs[a] as number) - (index.seqs[b] as number))
-    for (const at of added) this.addNode(index.seqs[at] as number, index.messages[at] as Message, index.unitOf[at] as number, view)
+    const orders = added.length === 0 ? undefined : this.ordersOf(index, from)
+    for (const at of added) this.addNode(index.seqs[at] as number, index.messages[at] as Message, index.unitOf[at] as number, view, orders?.get(at) as number)
     if (this.status.length < this.nodes.length) {
-      const grown = new Uint8Array(Math.max(this.nodes.length, this.status.length * 2))
-      grown.set(this.status)
-      this.status = grown
+      const larger = new Uint8Array(Math.max(this.nodes.length, this.status.length * 2))
+      larger.set(this.status)
+      this.status = larger
     }
     const status = this.status
-    for (let c = 0; c < this.nodes.length; c++) if (status[c] !== CELL.absent) status[c] = CELL.replaced
-    for (let at = 0; at < index.length; at++) status[this.column.get(index.seqs[at] as number) as number] = CELL.left
+    const columnOf = (at: number): number => this.column.get(index.seqs[at] as number) as number
+    let changed = 0
+    if (grown) {
+      changed = this.nodes.length
+      for (const c of this.marked) {
+        status[c] = CELL.left
+        changed = Math.min(changed, c)
+      }
+      for (let at = from; at < index.length; at++) {
+        status[columnOf(at)] = CELL.left
+        changed = Math.min(changed, columnOf(at))
+      }
+    } else {
+      for (let c = 0; c < this.nodes.length; c++) if (status[c] !== CELL.absent) status[c] = CELL.replaced
+      for (let at = 0; at < index.length; at++) status[columnOf(at)] = CELL.left
+    }
     const required = new Set(index.required())
     const composition = { header: summary.tokens, user: 0, assistant: 0, tool: 0, snapshot: 0, plugin: 0 }
     const sentSeqs: number[] = []
+    const marked: number[] = []
     for (const at of included) {
       const seq = index.seqs[at] as number
-      const node = this.nodes[this.column.get(seq) as number] as ReportNode
-      status[this.column.get(seq) as number] = required.has(at) ? CELL.required : CELL.sent
+      const c = columnOf(at)
+      const node = this.nodes[c] as ReportNode
+      status[c] = required.has(at) ? CELL.required : CELL.sent
+      if (c < changed) changed = c
+      marked.push(c)
       composition[node.category] += node.tokens
       composition.header -= node.tokens
       sentSeqs.push(seq)
     }
+    const cells = grown ? rowFrom(this.requests.at(-1)?.cells ?? [], status, changed, this.nodes.length) : runsOf(status, 0, this.nodes.length, [])
+    this.surface = { index, length: index.length }
+    this.marked = marked
     const prefix = sharedPrefix(this.pricer, this.previous, request)
     const previous = this.previous
     this.requests.push({
       ...summary,
       generation: request.generation,
+      ...this.window === undefined ? {} : { window: this.window },
       compacted: previous !== undefined && request.generation !== previous.generation,
       reusedTokens: prefix.tokens,
       ...prefix.breaks && previous !== undefined ? { cacheBreak: previous.seqs[prefix.messages] as number } : {},
       stale: request.projection?.stale ?? 0,
       composition,
-      cells: runsOf(status, this.nodes.length),
+      cells,
+      header: this.headerOf(request.header),
+      ...reasons === undefined || reasons.size === 0 ? {} : { reasons: [...reasons].map(([seq, reason]): [number, string] => [this.column.get(seq) as number, reason]) },
     })
     this.previous = { header: request.header, messages: request.messages, seqs: sentSeqs, generation: request.generation }
   }
 
-  private addNode(seq: number, message: Message, unit: number, view: RequestView): void {
+  /** The index of a request's envelope, stored once: requests of one log share the header object, else equal JSON. */
+  private headerOf(header: RequestView['request']['header']): number {
+    if (header === undefined) return -1
+    if (this.lastHeader?.header === header) return this.lastHeader.index
+    const entry = { system: header.system ?? '', tools: header.tools === undefined ? '' : JSON.stringify(header.tools, null, 1) }
+    const key = `${entry.system}\u0000${entry.tools}`
+    let index = this.headerIndex.get(key)
+    if (index === undefined) {
+      index = this.headers.push(entry) - 1
+      this.headerIndex.set(key, index)
+    }
+    this.lastHeader = { header, index }
+    return index
+  }
+
+  /**
+   * The surface-order key of each node new at this request, by position: a node appended at the end keeps its seq; one
+   * that took the place of a replaced range (a compaction's summary) goes between its neighbours. Surviving nodes
+   * never change order, so sorting any request's nodes by key gives its surface order.
+   */
+  private ordersOf(index: RequestView['index'], from: number): Map<number, number> {
+    const orders = new Map<number, number>()
+    const known = (at: number): number | undefined => {
+      const column = this.column.get(index.seqs[at] as number)
+      return column === undefined ? orders.get(at) : (this.nodes[column] as ReportNode).order
+    }
+    for (let at = from; at < index.length; at++) {
+      if (this.column.has(index.seqs[at] as number)) continue
+      let after: number | undefined
+      for (let next = at + 1; next < index.length && after === undefined; next++) if (this.column.has(index.seqs[next] as number)) after = known(next)
+      const before = at === 0 ? undefined : known(at - 1)
+      const seq = index.seqs[at] as number
+      orders.set(at, after === undefined ? Math.max(seq, (before ?? -1) + 1) : ((before ?? after - 1) + after) / 2)
+    }
+    return orders
+  }
+
+  private addNode(seq: number, message: Message, unit: number, view: RequestView, order: number): void {
     let unitId: number | undefined
     if (unit !== -1 && (view.index.units[unit]?.length ?? 0) > 1) {
       const first = view.index.seqs[(view.index.units[unit] as number[])[0] as number] as number
@@ -171,7 +258,8 @@ export class ReportBuilder {
       role: message.role,
       category: categoryOf(message),
       source: sourceLabel(message),
-      preview: preview(message),
+      text: textOf(message),
+      order,
       tokens: this.pricer.estimateMessage(message),
       ...unitId === undefined ? {} : { unit: unitId },
       ...snapshot === undefined ? {} : { snapshot },
@@ -185,14 +273,13 @@ export class ReportBuilder {
    * @returns the model.
    */
   model(file: string, session: string, events: number): ReportModel {
-    return { session, file, events, nodes: this.nodes, requests: this.requests, compactions: this.compactions }
+    return { session, file, events, nodes: this.nodes, requests: this.requests, headers: this.headers, compactions: this.compactions, unreadableCounts: this.unreadableCounts }
   }
 }
 
-/** Cells of one row as runs of equal status, absent cells left out. */
-function runsOf(status: Uint8Array, columns: number): [number, number, number][] {
-  const runs: [number, number, number][] = []
-  for (let c = 0; c < columns; c++) {
+/** Cells of one row as runs of equal status from column `from`, absent cells left out, appended to `runs`. */
+function runsOf(status: Uint8Array, from: number, columns: number, runs: [number, number, number][]): [number, number, number][] {
+  for (let c = from; c < columns; c++) {
     const value = status[c] as number
     if (value === CELL.absent) continue
     const last = runs.at(-1)
@@ -200,6 +287,16 @@ function runsOf(status: Uint8Array, columns: number): [number, number, number][]
     else runs.push([c, c, value])
   }
   return runs
+}
+
+/** A row whose cells before column `changed` are the previous row's: its runs there, then the status from `changed` on. */
+function rowFrom(previous: readonly (readonly [number, number, number])[], status: Uint8Array, changed: number, columns: number): [number, number, number][] {
+  const runs: [number, number, number][] = []
+  for (const [first, last, value] of previous) {
+    if (first >= changed) break
+    runs.push([first, Math.min(last, changed - 1), value])
+  }
+  return runsOf(status, changed, columns, runs)
 }
 
 /** The categories in composition order, header first. */

@@ -5,19 +5,21 @@
  * @module @dsh-seam/cli/simulate
  */
 
-import { existsSync } from 'node:fs'
-import { resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent, SessionHeader } from '@deepseek-ai/dsh-session'
 import type { NodeIndex } from '@dsh-seam/agent-context'
-import { AgentContextError, describeFailure, isUserInput, normalizeOffer } from '@dsh-seam/agent-context'
+import { AgentContextError, isUserInput, normalizeOffer } from '@dsh-seam/agent-context'
 import { priceRequest } from '@dsh-seam/compaction-effective-projection'
 import type { LogAnalysis, RequestSummary, RequestView, TokenPricer } from './analyze.ts'
-import { LogAnalyzer } from './analyze.ts'
+import { excludedRuns, LogAnalyzer } from './analyze.ts'
+import type { ReportModel } from './report.ts'
+import { ReportBuilder } from './report.ts'
 import type { SentRequest } from './figures.ts'
-import { percentile, sharedPrefix, TurnClock } from './figures.ts'
+import { loggedTokens, percentile, sharedPrefix, textOf, TurnClock } from './figures.ts'
+import type { LoadedPolicy } from './policy-host.ts'
+import { PolicyError } from './policy-host.ts'
+import type { OfferMessage } from './policy-worker.ts'
 
 /** The `agent/context` payload a policy's listener receives, as the host builds it. */
 export interface PolicyPayload {
@@ -43,10 +45,14 @@ export interface PolicyHost {
   readonly meter: TokenPricer
 }
 
-/** A user turn and the earlier turns whose user input it needs (a recall probe). */
+/**
+ * A recall probe: a user turn, the earlier turns whose user input it needs, and optionally the fact it asks for (text
+ * that must be in something the turn's requests send: a user line, a reply, a tool result, a compaction summary).
+ */
 export interface RecallProbe {
   readonly turn: number
   readonly refersTo: readonly number[]
+  readonly fact?: string
 }
 
 /**
@@ -57,60 +63,6 @@ export interface ContextPolicy {
   readonly name?: string
   readonly createListener: (host: PolicyHost) => PolicyListener
   readonly probes?: (turns: number) => readonly RecallProbe[]
-}
-
-/** Why a policy cannot be simulated. */
-export type PolicyErrorCode =
-  /** No module at the path or specifier. */
-  | 'policy-not-found'
-  /** The module does not load, or exports no `createListener` function. */
-  | 'invalid-policy'
-  /** The listener touched the live agent (its context, tools, or the session beyond reading its log). */
-  | 'live-agent'
-  /** The listener threw or rejected. */
-  | 'listener-failed'
-  /**
-   * The listener's result is not a `ContextSelection` (an object with an `include` array of numbers and an optional
-   * string `revision`), or the host's normalizer refused it (`AgentContextError`).
-   */
-  | 'invalid-selection'
-
-/** A policy that cannot be simulated, named by its module and, once replay started, the request. */
-export class PolicyError extends Error {
-  override readonly name = 'PolicyError'
-
-  constructor(readonly code: PolicyErrorCode, readonly policy: string, message: string, options?: ErrorOptions) {
-    super(`policy ${policy}: ${message}`, options)
-  }
-}
-
-/** A policy to simulate, loaded. */
-export interface LoadedPolicy {
-  readonly name: string
-  readonly policy: ContextPolicy
-}
-
-/**
- * Import a policy module: a file path (relative to the working directory) or a package specifier.
- * @param module - the path or specifier given to `--policy`.
- * @returns the policy, named by its `name` export or the module.
- * @throws {PolicyError} `policy-not-found`, `invalid-policy`.
- */
-export async function loadPolicy(module: string): Promise<LoadedPolicy> {
-  const path = resolve(module)
-  const target = existsSync(path) ? pathToFileURL(path).href : module
-  let loaded: Partial<ContextPolicy>
-  try {
-    loaded = await import(target) as Partial<ContextPolicy>
-  } catch (error: unknown) {
-    const code = (error as { code?: unknown }).code
-    if (code === 'ERR_MODULE_NOT_FOUND' && target === module) throw new PolicyError('policy-not-found', module, 'no such file or package', { cause: error })
-    throw new PolicyError('invalid-policy', module, `does not load: ${describeFailure(error)}`, { cause: error })
-  }
-  if (typeof loaded.createListener !== 'function') throw new PolicyError('invalid-policy', module, 'exports no createListener function (see dsh-seam --help)')
-  if (loaded.probes !== undefined && typeof loaded.probes !== 'function') throw new PolicyError('invalid-policy', module, 'exports probes that is not a function of the turn count')
-  const name = typeof loaded.name === 'string' && loaded.name.length > 0 ? loaded.name : module
-  return { name, policy: loaded as ContextPolicy }
 }
 
 /** Figures of one policy (or the recorded selection) over the whole log. */
@@ -126,7 +78,16 @@ export interface PolicyFigures {
   /** Nodes the host added to what the listener chose (required set, whole units, opening); undefined when recorded. */
   readonly hostAdditions?: number
   /** Per probe: whether the probe turn's first request sent every user input of the turns it refers to. */
-  readonly recall: readonly boolean[]
+  readonly inputSent: readonly boolean[]
+  /**
+   * Per probe: whether a request of the probe turn sent its fact (in any message: user input, replies, tool calls and
+   * results, summaries); undefined for a probe without a fact.
+   */
+  readonly factSent: readonly (boolean | undefined)[]
+  /** Requests whose estimated tokens exceed the context window the log records; undefined when it records none. */
+  readonly overflows?: number
+  /** Reasons the policy gave for the nodes it left out, with how many times (request × node) each was given. */
+  readonly reasons: readonly { readonly reason: string; readonly count: number }[]
 }
 
 /** One request a policy makes, as the host would send it. */
@@ -137,88 +98,68 @@ export interface SimulatedRequest {
   readonly include: readonly number[]
   readonly messages: readonly Message[]
   readonly tokens: number
+  /** Why the policy left out a seq, where it said (`reasons` in its result). */
+  readonly reasons: ReadonlyMap<number, string>
 }
 
 /** What `simulate` computes. */
 export interface Simulation {
   readonly analysis: LogAnalysis
   readonly probes: readonly RecallProbe[]
+  /** The newest context window the log records (`request/context`), when it records one. */
+  readonly contextWindow?: number
   /** The recorded selection first, then each policy in the order given. */
   readonly figures: readonly PolicyFigures[]
   /** Per policy, in the order given: every request. Kept only when asked (`keepRequests`). */
   readonly requests: readonly (readonly SimulatedRequest[])[]
+  /** The recorded run's report model with each policy as a variant, when asked (`report`). */
+  readonly report?: ReportModel
 }
 
 /** How far a simulation got, for progress lines. */
 type SimulationProgress = (events: number, total: number) => void
 
-/** Agent members a listener may read in `simulate`: the log, never the live agent. */
-const READABLE_AGENT = new Set(['id', 'options', 'session'])
-const READABLE_SESSION = new Set(['id', 'seq', 'events', 'header'])
-
-/**
- * A read-only stand-in for the agent over the log before one request: `id`, `options` (provider and model from the
- * request header), `session.id`, `session.header`, `session.seq` and `session.events` (the log before the request).
- * Reading anything else (the agent's context, its tools, `session.append`, `followUp`, ...) is recorded in `touched`
- * and throws.
- */
-function logAgent(header: SessionHeader, events: readonly SessionEvent[], at: { seq: number; options: object }, touched: string[]): Agent {
-  const refuse = (name: string): never => {
-    touched.push(name)
-    throw new Error(`simulate replays a log: ${name} is the live agent's`)
-  }
-  let before: { seq: number; events: readonly SessionEvent[] } | undefined
-  const session = new Proxy({}, {
-    get(_, key) {
-      if (typeof key === 'symbol') return undefined
-      if (!READABLE_SESSION.has(key)) return refuse(`agent.session.${key}`)
-      if (key === 'seq') return at.seq
-      if (key === 'events') {
-        if (before?.seq !== at.seq) before = { seq: at.seq, events: Object.freeze(events.slice(0, at.seq)) }
-        return before.events
-      }
-      return key === 'id' ? header.id : header
-    },
-    set: (_, key) => refuse(`agent.session.${String(key)}`),
-  })
-  return new Proxy({}, {
-    get(_, key) {
-      if (typeof key === 'symbol' || key === 'then') return undefined
-      if (!READABLE_AGENT.has(key)) return refuse(`agent.${key}`)
-      if (key === 'id') return header.id
-      return key === 'options' ? at.options : session
-    },
-    set: (_, key) => refuse(`agent.${String(key)}`),
-  }) as Agent
-}
-
-/** One policy's run: its listener and the requests it made so far. */
+/** One policy's run and the requests it made so far. */
 interface PolicyRun {
   readonly name: string
-  readonly listener: PolicyListener | undefined
-  readonly agent: Agent | undefined
-  readonly touched: string[]
+  readonly policy: LoadedPolicy | undefined
   previous: SentRequest | undefined
   readonly tokens: number[]
   reused: number
   projected: number
   additions: number
-  readonly recall: boolean[]
+  overflows: number
+  readonly inputSent: boolean[]
+  readonly factSent: boolean[]
+  readonly reasons: Map<string, number>
   readonly requests: SimulatedRequest[] | undefined
 }
 
-/** The nodes of the current surface generation as the host offers them, grown as the surface appends. */
-class OfferedNodes {
+/** What each policy's worker has been sent of the log and of the offered nodes, so each request sends what is new. */
+class OfferStream {
   private index: NodeIndex | undefined
-  private nodes: ContextNode[] = []
+  private offered = 0
+  private events = 0
 
-  of(index: NodeIndex): readonly ContextNode[] {
-    if (index !== this.index) {
+  constructor(private readonly log: readonly SessionEvent[]) {}
+
+  offer(view: RequestView, where: string, options: OfferMessage['options']): OfferMessage {
+    const { index, request } = view
+    const reset = index !== this.index
+    if (reset) {
       this.index = index
-      this.nodes = []
+      this.offered = 0
     }
-    for (let at = this.nodes.length; at < index.length; at++) this.nodes.push(Object.freeze({ seq: index.seqs[at] as number, message: index.messages[at] as Message }))
-    return this.nodes
+    const added: { seq: number; message: Message }[] = []
+    for (let at = this.offered; at < index.length; at++) added.push({ seq: index.seqs[at] as number, message: index.messages[at] as Message })
+    this.offered = index.length
+    const events = this.log.slice(this.events, request.seq)
+    this.events = Math.max(this.events, request.seq)
+    return {
+      type: 'request', where, events, reset, added, seq: request.seq, options,
+      turn: request.turn, step: request.step, generation: request.generation,
+      requiredSeqs: index.requiredSeqs(), system: request.header?.system ?? '', tools: request.header?.tools ?? [],
+    }
   }
 }
 
@@ -227,66 +168,90 @@ export interface SimulateOptions {
   readonly pricer: TokenPricer
   /** Keep every simulated request (for comparing with a live run). */
   readonly keepRequests?: boolean
+  /** Build the report model of the recorded run with each policy's requests beside it (`simulate --report`). */
+  readonly report?: { readonly file: string }
   readonly progress?: SimulationProgress
 }
 
+/** The first rejection of settled calls, in policy order, else their values. */
+function firstFailure<T>(results: readonly PromiseSettledResult<T>[]): T[] {
+  const failed = results.find(result => result.status === 'rejected')
+  if (failed !== undefined) throw failed.reason
+  return results.map(result => (result as PromiseFulfilledResult<T>).value)
+}
+
 /**
- * Replay a log's requests under each policy. Each request costs what the policies read and send: the offered nodes
- * grow with the surface, the required set and normalization cost what is chosen.
+ * Replay a log's requests under each policy, each in its own worker (every policy is sent its own copy of the offer).
+ * Each request costs what the policies read and send: the offered nodes grow with the surface, the required set and
+ * normalization cost what is chosen. The policies are closed when it returns or throws.
  * @param header - the log's header.
  * @param events - its events in seq order.
- * @param policies - the policies, loaded.
+ * @param policies - the policies, loaded ({@link loadPolicy}).
  * @param options - token estimates, whether to keep requests, progress.
  * @returns the recorded selection's figures and each policy's; the log's analysis (its first violation stops replay).
- * @throws {PolicyError} `live-agent`, `listener-failed`, `invalid-selection`, naming the policy and the request.
+ * @throws {PolicyError} `live-agent`, `listener-failed`, `listener-timeout`, `policy-exited`, `invalid-selection`,
+ * `invalid-policy` (its probes), naming the policy and the request.
  */
 export async function simulate(header: SessionHeader, events: readonly SessionEvent[], policies: readonly LoadedPolicy[], options: SimulateOptions): Promise<Simulation> {
+  try {
+    return await replay(header, events, policies, options)
+  } finally {
+    await Promise.all(policies.map(policy => policy.close()))
+  }
+}
+
+async function replay(header: SessionHeader, events: readonly SessionEvent[], policies: readonly LoadedPolicy[], options: SimulateOptions): Promise<Simulation> {
   const { pricer } = options
-  const at = { seq: 0, options: {} as object }
-  const runs: PolicyRun[] = [{ name: 'recorded', listener: undefined, agent: undefined, touched: [] as string[] }, ...policies.map(({ name, policy }) => {
-    const touched: string[] = []
-    const agent = logAgent(header, events, at, touched)
-    let listener: PolicyListener
-    try {
-      listener = policy.createListener({ agent, meter: pricer })
-    } catch (error: unknown) {
-      throw touchedOr(name, touched, 'createListener', error)
-    }
-    if (touched.length > 0) throw touchedOr(name, touched, 'createListener', undefined)
-    return { name, listener, agent, touched }
-  })].map(run => ({ ...run, previous: undefined, tokens: [], reused: 0, projected: 0, additions: 0, recall: [], requests: options.keepRequests === true && run.listener !== undefined ? [] : undefined }))
+  firstFailure(await Promise.allSettled(policies.map(policy => policy.call({ type: 'start', header }, 'createListener'))))
+  const turnCount = events.reduce((count, event) => event.type === 'turn/start' ? count + 1 : count, 0)
+  const probes = firstFailure(await Promise.allSettled(policies.map(policy => policy.call({ type: 'probes', turns: turnCount }, `probes(${turnCount})`))))
+    .flatMap(reply => reply.type === 'probes' ? reply.probes : [])
+  const runs: PolicyRun[] = [undefined, ...policies].map(policy => ({
+    name: policy?.name ?? 'recorded', policy, previous: undefined, tokens: [], reused: 0, projected: 0, additions: 0, overflows: 0,
+    inputSent: [], factSent: [], reasons: new Map(), requests: options.keepRequests === true && policy !== undefined ? [] : undefined,
+  }))
   const turns = new TurnClock()
   let views: { summary: RequestSummary; view: RequestView } | undefined
   const analyzer = new LogAnalyzer(pricer, (summary, view) => { views = { summary, view } })
-  const turnCount = events.reduce((count, event) => event.type === 'turn/start' ? count + 1 : count, 0)
-  const probes = policies.flatMap(({ policy }) => policy.probes?.(turnCount) ?? [])
   const probeAt = new Map<number, number[]>()
   probes.forEach((probe, i) => probeAt.set(probe.turn, [...probeAt.get(probe.turn) ?? [], i]))
-  const offered = new OfferedNodes()
+  const stream = new OfferStream(events)
+  const builders = options.report === undefined ? undefined : runs.map(() => new ReportBuilder(pricer))
+  let contextWindow: number | undefined
   let probedTurn = 0
   for (const event of events) {
     analyzer.push(event)
     turns.push(event)
+    contextWindow = loggedTokens(event).window ?? contextWindow
+    for (const builder of builders ?? []) builder.push(event)
     options.progress?.(event.seq + 1, events.length)
     if (analyzer.violation !== undefined) break
     if (views === undefined) continue
     const { summary, view } = views
     views = undefined
-    const probing = summary.turn !== probedTurn ? probeAt.get(summary.turn) : undefined
+    const probing = probeAt.get(summary.turn)
+    const first = summary.turn !== probedTurn
     probedTurn = summary.turn
-    at.seq = summary.seq
-    at.options = Object.freeze({ provider: view.request.header?.config.provider, model: view.request.header?.config.model })
-    for (const run of runs) {
-      const sent = run.listener === undefined ? recorded(view, summary) : await project(run, view, offered, { header, events, pricer })
-      const request = { header: view.request.header, messages: sent.messages }
-      const prefix = sharedPrefix(pricer, run.previous, request)
+    const where = `listener at turn ${summary.turn} step ${summary.step} (seq ${summary.seq})`
+    const offer = stream.offer(view, where, { provider: view.request.header?.config.provider, model: view.request.header?.config.model })
+    const sent = firstFailure(await Promise.allSettled(runs.map(run => run.policy === undefined ? Promise.resolve(recorded(view, summary)) : project(run, view, offer, { header, events, pricer }))))
+    runs.forEach((run, r) => {
+      const request = sent[r] as Sent
+      const prefix = sharedPrefix(pricer, run.previous, { header: view.request.header, messages: request.messages })
       if (run.previous !== undefined) run.reused += prefix.tokens
-      run.previous = request
-      run.tokens.push(sent.tokens)
-      if (sent.positions.length < view.index.length) run.projected++
-      run.requests?.push({ turn: summary.turn, step: summary.step, include: sent.positions.map(p => view.index.seqs[p] as number), messages: sent.messages, tokens: sent.tokens })
-      for (const i of probing ?? []) run.recall[i] = recalled(view.index, sent.positions, (probes[i] as RecallProbe).refersTo, turns)
-    }
+      run.previous = { header: view.request.header, messages: request.messages }
+      run.tokens.push(request.tokens)
+      if (request.positions.length < view.index.length) run.projected++
+      if (contextWindow !== undefined && request.tokens > contextWindow) run.overflows++
+      for (const reason of request.reasons.values()) run.reasons.set(reason, (run.reasons.get(reason) ?? 0) + 1)
+      builders?.[r]?.observe(run.policy === undefined ? summary : policySummary(summary, view, request), { ...view, included: request.positions, request: { ...view.request, messages: request.messages as Message[] } }, request.reasons)
+      run.requests?.push({ turn: summary.turn, step: summary.step, include: request.positions.map(p => view.index.seqs[p] as number), messages: request.messages, tokens: request.tokens, reasons: request.reasons })
+      for (const i of probing ?? []) {
+        const probe = probes[i] as RecallProbe
+        if (first) run.inputSent[i] = inputSent(view.index, request.positions, probe.refersTo, turns)
+        if (probe.fact !== undefined) run.factSent[i] ||= factSent(request.messages, probe.fact)
+      }
+    })
   }
   const figures = runs.map((run): PolicyFigures => {
     const later = run.tokens.slice(1).reduce((a, b) => a + b, 0)
@@ -296,96 +261,88 @@ export async function simulate(header: SessionHeader, events: readonly SessionEv
       projected: run.projected,
       tokens: { sum: run.tokens.reduce((a, b) => a + b, 0), peak: Math.max(0, ...run.tokens), p95: percentile(run.tokens, 0.95) },
       prefixReuse: later === 0 ? 1 : run.reused / later,
-      ...run.listener === undefined ? {} : { hostAdditions: run.additions },
-      recall: probes.map((_, i) => run.recall[i] ?? false),
+      ...run.policy === undefined ? {} : { hostAdditions: run.additions },
+      inputSent: probes.map((_, i) => run.inputSent[i] ?? false),
+      factSent: probes.map((probe, i) => probe.fact === undefined ? undefined : run.factSent[i] ?? false),
+      ...contextWindow === undefined ? {} : { overflows: run.overflows },
+      reasons: [...run.reasons].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1)),
     }
   })
-  return { analysis: analyzer.analysis, probes, figures, requests: runs.filter(run => run.requests !== undefined).map(run => run.requests as SimulatedRequest[]) }
+  const models = builders?.map(builder => builder.model(options.report?.file ?? '', String(header.id), events.length))
+  const report = models === undefined ? undefined : { ...models[0] as ReportModel, variants: models.slice(1).map((model, i) => ({ name: (runs[i + 1] as PolicyRun).name, requests: model.requests })) }
+  return {
+    analysis: analyzer.analysis, probes, figures, ...contextWindow === undefined ? {} : { contextWindow }, ...report === undefined ? {} : { report },
+    requests: runs.filter(run => run.requests !== undefined).map(run => run.requests as SimulatedRequest[]),
+  }
 }
 
-/** What one request sends: positions in the surface index, messages, tokens. */
+/** What one request sends: positions in the surface index, messages, tokens, and the policy's revision and reasons for what it left out. */
 interface Sent {
   readonly positions: readonly number[]
   readonly messages: readonly Message[]
   readonly tokens: number
+  readonly revision?: string
+  readonly reasons: ReadonlyMap<number, string>
 }
+
+/** A policy's request as `inspect` would summarize it, had the policy been recorded. */
+function policySummary(summary: RequestSummary, view: RequestView, sent: Sent): RequestSummary {
+  const { projectionSeq: _, revision: __, ...rest } = summary
+  return {
+    ...rest,
+    includedNodes: sent.positions.length,
+    excluded: excludedRuns(view.index, sent.positions),
+    tokens: sent.tokens,
+    ...sent.positions.length < view.index.length ? { projectionSeq: summary.seq } : {},
+    ...sent.revision === undefined ? {} : { revision: sent.revision },
+  }
+}
+
+const NO_REASONS: ReadonlyMap<number, string> = new Map()
 
 function recorded(view: RequestView, summary: RequestSummary): Sent {
-  return { positions: view.included, messages: view.request.messages, tokens: summary.tokens }
+  return { positions: view.included, messages: view.request.messages, tokens: summary.tokens, reasons: NO_REASONS }
 }
 
-function touchedOr(policy: string, touched: readonly string[], where: string, error: unknown): PolicyError {
-  if (touched.length > 0) {
-    return new PolicyError('live-agent', policy, `its ${where} touched ${[...new Set(touched)].join(', ')}: a listener that calls the agent or its tools cannot be replayed from a log`, { cause: error })
+/** Offer one request to a policy's worker and normalize its selection as the host does. */
+async function project(run: PolicyRun, view: RequestView, offer: OfferMessage, log: { header: SessionHeader; events: readonly SessionEvent[]; pricer: TokenPricer }): Promise<Sent> {
+  const { index, request } = view
+  const reply = await (run.policy as LoadedPolicy).call(offer, offer.where)
+  if (reply.type !== 'selection') throw new PolicyError('listener-failed', run.name, `${offer.where} answered ${reply.type}, not a selection`)
+  let positions: readonly number[]
+  try {
+    positions = reply.everything ? [...index.seqs.keys()] : normalizeOffer(String(log.header.id), () => log.events.slice(0, request.seq), index, offer.requiredSeqs, reply.selection).positions
+  } catch (error: unknown) {
+    if (!(error instanceof AgentContextError)) throw error
+    throw new PolicyError('invalid-selection', run.name, `${offer.where}: ${error.message}`, { cause: error })
   }
-  return new PolicyError('listener-failed', policy, `${where} failed: ${describeFailure(error)}`, { cause: error })
+  const reasons = new Map<number, string>()
+  if (!reply.everything) {
+    const chosen = new Set<number>()
+    for (const seq of reply.selection.include) if (index.position.has(seq)) chosen.add(seq)
+    run.additions += Math.max(0, positions.length - chosen.size)
+    const sent = new Set(positions.map(p => index.seqs[p] as number))
+    for (const [seq, reason] of reply.reasons) if (index.position.has(seq) && !sent.has(seq)) reasons.set(seq, reason)
+  }
+  const messages = positions.length === index.length ? index.messages.slice() : positions.map(p => index.messages[p] as Message)
+  const revision = reply.everything ? undefined : reply.selection.revision
+  return { positions, messages, tokens: priceRequest(log.pricer, { header: request.header, messages }), ...revision === undefined ? {} : { revision }, reasons }
+}
+
+/** Case-folded, compatibility-normalized text: a fact matches whatever case or width it was written in. */
+function fold(text: string): string {
+  return text.normalize('NFKC').toLocaleLowerCase('en-US')
 }
 
 /**
- * A policy module's listener result as the host's type: the module is loaded from a file, so its result is checked
- * here, at the file boundary, before the host's normalizer reads it.
+ * @param messages - a request's messages.
+ * @param fact - the text a probe asks for.
+ * @returns whether any message holds the fact in its text as sent ({@link textOf}: user input, replies, tool calls
+ * and results, summaries), whatever its case or width.
  */
-function policySelection(policy: string, where: string, result: unknown): ContextSelection {
-  let selection: ContextSelection | undefined
-  try {
-    selection = readSelection(result)
-  } catch (error: unknown) {
-    throw new PolicyError('invalid-selection', policy, `${where} returned a result that cannot be read: ${describeFailure(error)}`, { cause: error })
-  }
-  if (selection === undefined) {
-    throw new PolicyError('invalid-selection', policy, `${where} returned ${describeFailure(result)}, not { include: number[], revision?: string }`)
-  }
-  return selection
-}
-
-/** A copy of `result` if it has the shape of a selection; reading it may throw (a module's getter). */
-function readSelection(result: unknown): ContextSelection | undefined {
-  if (typeof result !== 'object' || result === null) return undefined
-  const { include, revision } = result as { include?: unknown; revision?: unknown }
-  if (!Array.isArray(include) || !include.every(seq => typeof seq === 'number')) return undefined
-  if (revision !== undefined && typeof revision !== 'string') return undefined
-  return { include: [...include], ...revision === undefined ? {} : { revision } }
-}
-
-/** Run one policy's listener on a request's surface and normalize its result as the host does. */
-async function project(run: PolicyRun, view: RequestView, offered: OfferedNodes, log: { header: SessionHeader; events: readonly SessionEvent[]; pricer: TokenPricer }): Promise<Sent> {
-  const { index, request } = view
-  const where = `listener at turn ${request.turn} step ${request.step} (seq ${request.seq})`
-  const requiredSeqs = Object.freeze(index.requiredSeqs())
-  let everything: ContextSelection | undefined
-  const payload: PolicyPayload = {
-    agent: run.agent as Agent,
-    turn: request.turn,
-    step: request.step,
-    generation: request.generation,
-    nodes: offered.of(index),
-    requiredSeqs,
-    system: request.header?.system ?? '',
-    tools: request.header?.tools ?? [],
-    signal: new AbortController().signal,
-  }
-  let result: unknown
-  try {
-    result = await (run.listener as PolicyListener)(payload, () => Promise.resolve(everything ??= Object.freeze({ include: Object.freeze(index.seqs.slice()) })))
-  } catch (error: unknown) {
-    throw touchedOr(run.name, run.touched, where, error)
-  }
-  if (run.touched.length > 0) throw touchedOr(run.name, run.touched, where, undefined)
-  const selection = everything !== undefined && result === everything ? everything : policySelection(run.name, where, result)
-  let positions: readonly number[]
-  try {
-    positions = selection === everything ? [...index.seqs.keys()] : normalizeOffer(String(log.header.id), () => log.events.slice(0, request.seq), index, requiredSeqs, selection).positions
-  } catch (error: unknown) {
-    if (!(error instanceof AgentContextError)) throw error
-    throw new PolicyError('invalid-selection', run.name, `${where}: ${error.message}`, { cause: error })
-  }
-  if (selection !== everything) {
-    const chosen = new Set<number>()
-    for (const seq of selection.include) if (index.position.has(seq)) chosen.add(seq)
-    run.additions += Math.max(0, positions.length - chosen.size)
-  }
-  const messages = positions.length === index.length ? index.messages.slice() : positions.map(p => index.messages[p] as Message)
-  return { positions, messages, tokens: priceRequest(log.pricer, { header: request.header, messages }) }
+function factSent(messages: readonly Message[], fact: string): boolean {
+  const wanted = fold(fact)
+  return messages.some(message => fold(textOf(message)).includes(wanted))
 }
 
 /**
@@ -396,7 +353,7 @@ async function project(run: PolicyRun, view: RequestView, offered: OfferedNodes,
  * @param turns - where each turn starts.
  * @returns true when each referred turn has user input on the surface and all of it was sent.
  */
-function recalled(index: NodeIndex, positions: readonly number[], refersTo: readonly number[], turns: TurnClock): boolean {
+function inputSent(index: NodeIndex, positions: readonly number[], refersTo: readonly number[], turns: TurnClock): boolean {
   const sent = new Set(positions)
   return refersTo.every(turn => {
     let found = false
