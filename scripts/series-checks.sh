@@ -8,6 +8,8 @@
 #  (c) after each step, DSH's generated-artifact gates the series feeds: persistence catalog, scoped events, cordis
 #      catalog, doc graphs, translation pairing, Agent Note format
 #  (d) drift: the series' generated seam modules and Agent Notes equal what the workspace generates (series.sh check)
+#  (e) no listener, no change: one scripted conversation (series-checks/no-listener.spec.ts) run on the unmodified base
+#      and on the last step sends the same requests and writes the same log, byte for byte
 # DSH's build, its static gates, oxlint, jscpd and the coverage lane on the whole monorepo are
 # scripts/source-checkout.sh's; the compiled npm patches are scripts/upstream-checks.sh's.
 # Usage: scripts/series-checks.sh [CHECKOUT]   CHECKOUT (or DSH_CHECKOUT): DSH at tag dsh-v0.1.1-rc.2 (a git clone,
@@ -49,6 +51,19 @@ GATES=(verify-persistence-catalog verify-scoped-events verify-cordis-catalog ver
 failed=0
 at=0
 mapfile -t commits < <(git -C "$tree" rev-list --reverse base..HEAD)
+# (e) no listener, no change: one scripted conversation (series-checks/no-listener.spec.ts, copied into the tree's
+# agent-loop tests for the run and removed after) on the unmodified base and on the last step, compared byte for byte.
+no_listener() { # label: writes $WORK/no-listener.<label>.json
+  local spec=packages/core/agent-loop/tests/no-listener-differential.spec.ts
+  cp "$root/scripts/series-checks/no-listener.spec.ts" "$tree/$spec"
+  local status=0
+  (cd "$tree" && NO_LISTENER_OUT="$WORK/no-listener.$1.json" pnpm exec vitest run "$spec" > "$WORK/no-listener.$1.log" 2>&1) || status=$?
+  rm -f "$tree/$spec"
+  return $status
+}
+last=$(git -C "$tree" rev-parse HEAD)
+git -C "$tree" checkout -q base
+no_listener base || { tail -20 "$WORK/no-listener.base.log"; echo 'series-checks: the no-listener conversation failed on the base' >&2; exit 1; }
 for i in "${!names[@]}"; do
   first=${commits[at]}
   at=$((at + ends[i]))
@@ -84,6 +99,16 @@ if (cd "$tree" && pnpm exec vitest run --config vitest.snapshot.config.ts exampl
   grep -E 'Test Files|Tests ' "$WORK/sdk-snapshot.log" | sed 's/\x1b\[[0-9;]*m//g'
 else
   grep -E 'FAIL|Test Files|Tests ' "$WORK/sdk-snapshot.log" | sed 's/\x1b\[[0-9;]*m//g' | head; failed=$((failed + 1))
+fi
+
+step '(e) no listener, no change: the same conversation on the unmodified base and on the last step'
+git -C "$tree" checkout -q "$last"
+if no_listener series && cmp -s "$WORK/no-listener.base.json" "$WORK/no-listener.series.json"; then
+  echo "  pass  6 requests and the whole log ($(wc -c < "$WORK/no-listener.base.json") bytes of canonical JSON) equal the base's, byte for byte"
+else
+  echo '  FAIL  the series without a listener sends or logs something the base does not:'
+  diff <(tr ',' '\n' < "$WORK/no-listener.base.json") <(tr ',' '\n' < "$WORK/no-listener.series.json") | head -10
+  failed=$((failed + 1))
 fi
 
 step '(d) drift: the seam modules and Agent Notes are what the workspace generates'
