@@ -2,8 +2,8 @@
  * One scripted conversation on the real loop with no `agent/context` listener, written as canonical JSON (every
  * request the adapter received, then the whole session log) to the file `NO_LISTENER_OUT` names. series-checks runs
  * it on the unmodified base and on the series' last step, in DSH's own tree, and compares the two files byte for
- * byte. Times and generated message ids are the only values that differ between runs, so both are replaced by their
- * order of appearance.
+ * byte. Times and generated message ids are the only values that differ between runs: times are zeroed and ids
+ * replaced by their order of appearance.
  */
 
 import { writeFileSync } from 'node:fs'
@@ -19,11 +19,10 @@ import { MockAdapter, textResponse, toolCallResponse } from './mock-adapter.ts'
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
 
-/** JSON with sorted keys, `time` values and generated ids replaced by their order of appearance. */
+/** JSON with sorted keys, `time` values zeroed and generated ids replaced by their order of appearance. */
 function canonical(value: unknown): string {
-  const times = new Map<unknown, number>()
   const json = JSON.stringify(value, (key, v: unknown) => {
-    if (key === 'time' && typeof v === 'number') return `time-${times.get(v) ?? times.set(v, times.size).get(v)}`
+    if (key === 'time' && typeof v === 'number') return 0
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return v
     return Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
   })

@@ -58,12 +58,13 @@ function follow(agent: Agent): SurfaceFold {
 
 /**
  * Whether any listener in the agent's scope takes part in selecting its requests: cordis' scope-filtered listener
- * lookup for `agent/context` and `agent/context-selected`. With none, the step sends what it sends without the seam.
+ * lookup for `agent/context` and `agent/context-selected`, with the agent's carrier and the subject the scope
+ * invariant reads (`{ agent }`). With none, the step sends what it sends without the seam.
  */
 function selecting(agent: Agent): boolean {
   const carrier = agentCarrier(agent)
-  return agent.ctx.events.dispatch('waterfall', [carrier, 'agent/context']).length > 0
-    || agent.ctx.events.dispatch('serial', [carrier, 'agent/context-selected']).length > 0
+  return agent.ctx.events.dispatch('waterfall', [carrier, 'agent/context', { agent }]).length > 0
+    || agent.ctx.events.dispatch('serial', [carrier, 'agent/context-selected', { agent }]).length > 0
 }
 
 /**
