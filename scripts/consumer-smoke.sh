@@ -97,7 +97,7 @@ patched_app() { # package manager: the README's install block as written, run th
   local lock=pnpm-lock.yaml
   [ "$pm" = npm ] && lock=package-lock.json
   local local_paths
-  local_paths=$(grep -nE "file:|link:|$work|$root|$HOME/|/tmp/" "$app/$lock" | head -3 || true)
+  local_paths=$(grep -nE "(: |'|\")(file|link):|$work|$root|$HOME/|/tmp/" "$app/$lock" | head -3 || true)
   [ -z "$local_paths" ] || echo "$local_paths" | sed 's/^/  /'
   check "$pm: $lock is portable (no file: or link: dependency, no local path)" "$( [ -f "$app/$lock" ] && [ -z "$local_paths" ] && echo 0 || echo 1)"
   cp "$root/scripts/consumer-smoke/patched-app.mjs" "$root/scripts/consumer-smoke/my-model.js" "$app/"

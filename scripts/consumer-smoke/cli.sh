@@ -35,6 +35,7 @@ source "$root/scripts/source-checkout/mock.sh"
 work=${CLI_SMOKE_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/cli-smoke.XXXXXX")}
 case $work in "$root"|"$root"/*) echo "cli-smoke: $work is inside the workspace; the app must be outside it" >&2; exit 2 ;; esac
 rm -rf "$work" && mkdir -p "$work"
+echo "cli-smoke: work folder $work"
 passed=0 failed=0
 check() { # name, status
   if [ "$2" -eq 0 ]; then echo "pass  $1"; passed=$((passed + 1)); else echo "FAIL  $1"; failed=$((failed + 1)); fi
@@ -206,9 +207,7 @@ status=0
 check 'patched CLI: the released dsh-seam verify rebuilds every request from session.jsonl.zstd' $status
 status=0
 [ -n "$log" ] && (cd "$app" && node_modules/.bin/dsh-seam inspect "$log") > "$work/patched/inspect.txt" 2>&1 || status=1
-head -3 "$work/patched/inspect.txt"
-echo '  ...'
-tail -4 "$work/patched/inspect.txt"
+sed 's/^/  /' "$work/patched/inspect.txt"
 projected=$(grep -oE '[0-9]+ projected' "$work/patched/inspect.txt" | grep -oE '[0-9]+' || echo 0)
 check "patched CLI: dsh-seam inspect shows AgentTavern's projected requests ($projected)" "$( [ $status -eq 0 ] && [ "${projected:-0}" -gt 0 ] && echo 0 || echo 1)"
 finish
