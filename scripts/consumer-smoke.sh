@@ -3,7 +3,8 @@
 # outside the workspace. The release is rehearsed first (scripts/release-rehearsal.sh): a local Verdaccio on
 # 127.0.0.1 proxying everything but @dsh-seam/* to the npm registry, `changeset version` on a temporary copy of the
 # workspace, `pnpm -r publish` of its public packages; every install below reads that registry through
-# npm_config_registry, exactly as it will read npm's, with no overrides and no tarballs. Then, in a temporary folder:
+# npm_config_registry, exactly as it will read npm's, with no overrides and no tarballs (the README's pack command,
+# scripts/pack.sh, is checked beside it). Then, in a temporary folder:
 #   stock-app    DSH 0.1.0-rc.8 (exact versions, stock) and the released packages, with npm; runs
 #                consumer-smoke/stock-app.mjs: every package imports on stock DSH, the guard throws
 #                AgentContextSeamError, AgentTavern refuses agent-managed with mode-unavailable and runs dsh-native
@@ -46,6 +47,12 @@ check "release rehearsal: Verdaccio on 127.0.0.1, changeset version on a copy, $
 [ $status -eq 0 ] || { echo "$passed passed, $((failed)) failed"; exit 1; }
 check "the workspace's .changeset/, versions and changelogs are unchanged by the rehearsal" \
   "$( [ "$(cd "$root" && git status --porcelain -- .changeset 'packages/*/package.json' 'packages/*/CHANGELOG.md' 2>/dev/null || true)" = "$versions_before" ] && echo 0 || echo 1)"
+# The README's pack command, for a tarball route: one tarball per public package, none naming a workspace: range.
+status=0
+sh "$root/scripts/pack.sh" "$work/tarballs" > "$work/pack.log" 2>&1 || status=1
+tarballs=$(ls "$work"/tarballs/*.tgz 2>/dev/null | wc -l)
+leaks=$(for t in "$work"/tarballs/*.tgz; do tar -xOzf "$t" package/package.json; done 2>/dev/null | grep -c 'workspace:' || true)
+check "sh scripts/pack.sh: $tarballs tarballs, no workspace: range" "$( [ $status -eq 0 ] && [ "$tarballs" -eq "$public" ] && [ "$leaks" -eq 0 ] && echo 0 || echo 1)"
 export npm_config_registry=$REGISTRY_URL
 leaks=$(while read -r spec; do npm view "$spec" dependencies --json 2>/dev/null; done <<<"$RELEASED" | grep -c 'workspace:' || true)
 check 'no published manifest names a workspace: dependency' $(( leaks == 0 ? 0 : 1 ))
