@@ -153,7 +153,7 @@ export async function benchCli(quick: boolean, log: (line: string) => void): Pro
           + 'of heap growth (compiled code, heap pages) weighs more, hence the larger ratio there.',
         'Before issue 12 the CLI rebuilt the tool-call units of the whole surface for every projected request, so verify '
           + 'grew with requests × surface (1k/2k/4k/8k turns: 0.66/1.4/4.1/17.5 s). It now checks each projection with '
-          + 'the core\'s `checkProjection` over an index kept as the surface grows, so a request costs what it sends.',
+          + 'the core\'s `decodeProjection` over an index kept as the surface grows, so a request costs what it sends.',
       ],
     }
   } finally {

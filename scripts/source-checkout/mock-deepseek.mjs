@@ -1,17 +1,21 @@
 #!/usr/bin/env node
 // A loopback DeepSeek-compatible chat server for the managed-mode run of the real `dsh --profile headless` CLI.
-// POST /v1/chat/completions answers OpenAI-style SSE chunks ending in `data: [DONE]`:
+// POST /v1/chat/completions refuses, with DeepSeek's 400 body, a request that breaks one of DeepSeek's documented
+// request rules (deepseek-rules.mjs: reasoning_content kept on tool-call messages in thinking mode, tool calls paired
+// with their results, a user message first). Otherwise it answers OpenAI-style SSE chunks ending in `data: [DONE]`,
+// opening with a `reasoning_content` delta in thinking mode (on unless the request disables it, as DeepSeek's is):
 //   - a request whose newest "Turn N: ..." user message has no answer after it (only user messages, e.g. runtime
 //     context) answers one AgentTavern tool call (a rotation of memory_write, tavern_history_search,
 //     tavern_history_read and memory_search, chosen by N);
 //   - any other request with tools (a tool result is newest) answers the turn's narration (text);
 //   - any other request (DSH's session-title request has no tools) answers a short title.
-// Every request body is appended to --log as one JSON line { n, kind, turn, messages, roles, tools, chars } so the
-// run can show what each request carried. Prints `port <N>` on stdout once listening on 127.0.0.1.
+// Every request body is appended to --log as one JSON line { n, kind, turn, messages, roles, tools, chars, thinking,
+// calls } (calls: assistant tool-call messages the request carries; kind 'refused' with the 400 message as `error`) so the run can show what each request carried. Prints `port <N>` on stdout once listening on 127.0.0.1.
 // Usage: mock-deepseek.mjs --log <file.jsonl> [--port N]
 import { appendFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
+import { requestError, thinkingEnabled } from './deepseek-rules.mjs'
 
 const { values } = parseArgs({ options: { log: { type: 'string' }, port: { type: 'string', default: '0' } } })
 if (values.log === undefined) {
@@ -53,7 +57,8 @@ function narration(turn, toolText) {
   ].join(' ')
 }
 
-function sse(res, deltas, usage) {
+function sse(res, deltas, usage, thinking) {
+  if (thinking) deltas = [{ role: 'assistant', reasoning_content: 'The passenger list and the tide table decide this step.' }, ...deltas]
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
   const id = `chatcmpl-${Date.now()}`
   const chunk = (delta, finish) => `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: 'deepseek-v4-flash', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
@@ -82,23 +87,29 @@ const server = createServer((req, res) => {
     const opened = messages.findLastIndex(m => m.role === 'user' && turnOf(textOf(m.content)) > 0)
     const turn = opened < 0 ? 0 : turnOf(textOf(messages[opened].content))
     const usage = { prompt_tokens: Math.ceil(chars / 4), completion_tokens: 60, total_tokens: Math.ceil(chars / 4) + 60 }
+    const thinking = thinkingEnabled(body)
+    const error = requestError(body)
     let kind
-    if ((body.tools ?? []).length === 0) {
+    if (error !== undefined) {
+      kind = 'refused'
+      res.writeHead(400, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ error: { message: error, type: 'invalid_request_error', param: null, code: 'invalid_request_error' } }))
+    } else if ((body.tools ?? []).length === 0) {
       kind = 'title'
-      sse(res, [{ role: 'assistant', content: 'The Grey Estuary crossing' }], usage)
+      sse(res, [{ role: 'assistant', content: 'The Grey Estuary crossing' }], usage, thinking)
     } else if (opened >= 0 && messages.slice(opened).every(m => m.role === 'user')) {
       kind = 'tool-call'
       const call = toolCallFor(turn)
       sse(res, [
         { role: 'assistant', content: '' },
         { tool_calls: [{ index: 0, id: `call_${turn}_${n}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }] },
-      ], usage)
+      ], usage, thinking)
     } else {
       kind = 'reply'
-      sse(res, [{ role: 'assistant', content: narration(turn, last.role === 'tool' ? textOf(last.content) : '') }], usage)
+      sse(res, [{ role: 'assistant', content: narration(turn, last.role === 'tool' ? textOf(last.content) : '') }], usage, thinking)
     }
     n += 1
-    appendFileSync(log, `${JSON.stringify({ n, kind, turn, messages: messages.length, roles: messages.map(m => m.role[0]).join(''), tools: (body.tools ?? []).length, chars })}\n`)
+    appendFileSync(log, `${JSON.stringify({ n, kind, turn, messages: messages.length, roles: messages.map(m => m.role[0]).join(''), tools: (body.tools ?? []).length, chars, thinking, calls: messages.filter(m => (m.tool_calls ?? []).length > 0).length, ...error === undefined ? {} : { error } })}\n`)
   })
 })
 server.listen(Number(values.port), '127.0.0.1', () => {

@@ -1,6 +1,7 @@
 /**
  * Pure core of the `agent/context` seam: surface nodes and the host's rules, the selection normalizer, the
- * `request/projection` encoding and its one decoder, the host's policy read back, request replay from a log, and a JSONL log reader.
+ * `request/projection` encoding and its one decoder, the host's policy read back, request replay from a log, a JSONL
+ * log reader, and the turn of a log seq for policies that select by turn.
  * @module @dsh-seam/agent-context
  */
 
@@ -32,4 +33,5 @@ export type { ComparableRequest, ReplayedRequest } from './replay.ts'
 export { firstRequestDivergence } from './received.ts'
 export type { RequestDivergence, RequestDivergenceCode } from './received.ts'
 export { readSessionLog, SessionLogError } from './jsonl.ts'
+export { TurnIndex } from './turns.ts'
 export type { SessionLog, SessionLogErrorCode } from './jsonl.ts'
