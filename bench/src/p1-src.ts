@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import ts from 'typescript'
-import type { Agent, AgentEventDispatch } from '@deepseek-ai/dsh-agent'
+import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { DshModules } from '@dsh-seam/loop-testkit'
 import { bootLoop, conversationReply, conversationTurn, stockDsh } from '@dsh-seam/loop-testkit'
@@ -31,14 +31,10 @@ const TARGET = 1.1
 const MIN_EVENTS_PER_NODE = 5
 
 /** The series' host entry, as the patched `ReactLoopAgent.step()` calls it. */
-type SeriesHost = (agent: Agent, dispatch: AgentEventDispatch, request: { turn: number; step: number; system: string; tools: readonly never[]; signal: AbortSignal }) => Promise<Message[]>
-/** The series' dispatcher: DSH's `AgentEventDispatch`, unchanged. */
-type SeriesDispatch = AgentEventDispatch
-
+type SeriesHost = (agent: Agent, request: { turn: number; step: number; system: string; tools: readonly never[]; signal: AbortSignal }) => Promise<Message[]>
 /** What the series adds that the step calls. */
 interface Series {
   readonly host: SeriesHost
-  readonly agentEvents: (ctx: unknown, agent: Agent) => SeriesDispatch
 }
 
 /** The entry file of an npm package under `stock/`, from its `exports["."]` (or `exports["./<subpath>"]`). */
@@ -54,7 +50,7 @@ function stockEntry(name: string, subpath = '.'): string {
 /**
  * Apply step 1 of the series to a copy of the DSH checkout and transpile the seam's files into `out`, their imports bound to
  * the stock npm packages plus the transpiled files.
- * @returns the series' host entry and dispatcher factory, or why they cannot be built here.
+ * @returns the series' host entry, or why it cannot be built here.
  */
 async function seriesModules(out: string): Promise<Series | string> {
   if (!process.env['DSH_CHECKOUT']) return 'DSH_CHECKOUT is not set (the row times the source series, which applies to a DeepSeek Harness checkout at tag dsh-v0.1.1-rc.2)'
@@ -101,8 +97,7 @@ async function seriesModules(out: string): Promise<Series | string> {
     writeFileSync(js(file), bound)
   }
   const host = await import(pathToFileURL(js('packages/core/agent-loop/src/context-host.ts')).href) as { projectRequestMessages: SeriesHost }
-  const dispatch = await import(stockEntry('@deepseek-ai/dsh-agent')) as { agentEvents: Series['agentEvents'] }
-  return { host: host.projectRequestMessages, agentEvents: dispatch.agentEvents }
+  return { host: host.projectRequestMessages }
 }
 
 /** Milliseconds per call of `call`, in batches alternated with `other`'s batches; medians of both. */
@@ -140,7 +135,7 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
       + 'and the generated dsh-session modules) transpiled with the workspace\'s TypeScript and bound to the unmodified '
       + 'npm rc.8 packages. One real stock AgentLoop session grows by the scripted conversation (every third turn calls '
       + '`echo`) to each size; with no `agent/context` listener, batches of the series\' step selection (its `agent.ts`: '
-      + '`await projectRequestMessages(...)`, which asks cordis for the agent\'s `agent/context` and '
+      + '`await projectRequestMessages(...)`, which dispatches the agent\'s `agent/context` and '
       + '`agent/context-selected` listeners, finds none and returns `session.deriveMessages()`) alternate with batches of '
       + 'the stock step\'s `session.deriveMessages()` on that session. Before every call of either side one log-only '
       + 'event is appended, as a step appends its `step/start` and user messages, so nothing read of the log is cached '
@@ -153,7 +148,6 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
     const dsh: DshModules = await stockDsh()
     const loop = await bootLoop(dsh, { invariants: false, fallback: conversationReply() })
     const agent = loop.create('p1-src')
-    const dispatch = series.agentEvents(loop.ctx, agent)
     const request = { turn: 1, step: 1, system: '', tools: [] as const, signal: new AbortController().signal }
     // Each call appends one log-only event first, as a step does (step/start, the step's user messages), so nothing
     // either side reads of the log is cached from the call before.
@@ -162,7 +156,7 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
     }
     const step = (): Promise<Message[]> => {
       append()
-      return series.host(agent, dispatch, request)
+      return series.host(agent, request)
     }
     const stockStep = (): Message[] => {
       append()
@@ -205,9 +199,10 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
         rows,
       },
       notes: [
-        'Without a listener for the agent, the series\' step asks cordis\' `events.dispatch` for the scope-filtered '
-          + 'listeners of `agent/context` and `agent/context-selected`, finds none and returns `session.deriveMessages()`: '
-          + 'no offer, no read of the log. Both sides append before each call and read the same session.',
+        'Without a listener for the agent, the series\' step dispatches `agent/context` and `agent/context-selected` '
+          + 'through cordis\' `events.dispatch`, whose payloads build the offer only when a listener reads it; none does, '
+          + 'so it returns `session.deriveMessages()`: no offer, no read of the log. Both sides append before each call '
+          + 'and read the same session.',
         `Series minus stock per step: ${differences.join('; ')}.`,
       ],
     }

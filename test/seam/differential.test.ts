@@ -94,6 +94,22 @@ describe('pay only when used: what the host reads of the log', () => {
     expect(await eventReads(await patchedDsh(), false)).toBe(stock)
   })
 
+  it('dispatches both events once per request with their declared payloads, listener or not: no lookup without a dispatch', async () => {
+    const loop = await bootLoop(await patchedDsh(), { fallback: textReply('ok') })
+    const seen: string[] = []
+    loop.ctx.on('internal/dispatch', (_mode, name, args) => {
+      if (name === 'agent/context' || name === 'agent/context-selected') seen.push(`${name}: ${Object.keys(args[0] as object).sort().join(' ')}`)
+    })
+    const agent = loop.create('dispatched')
+    await loop.say(agent, 'without a listener')
+    agent.ctx.on('agent/context', async (_payload, next) => ({ include: (await next()).include.slice(-1), revision: 'last-1' }))
+    await loop.say(agent, 'with one')
+    expect(loop.errors).toEqual([])
+    const context = 'agent/context: agent generation nodes requiredSeqs signal step system tools turn'
+    const selected = 'agent/context-selected: agent final include nodes requiredSeqs signal step system tools turn'
+    expect(seen).toEqual([context, selected, context, selected])
+  })
+
   it('with a listener the host reads the whole log once, when it starts following it, not once per request', async () => {
     const stock = await eventReads(await stockDsh(), false)
     expect(await eventReads(await patchedDsh(), true)).toBe(stock + 1)

@@ -4,7 +4,7 @@
  * @module @dsh-seam/agent-loop-patch/host
  */
 
-import type { Agent, AgentEventDispatch, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
+import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 import { agentCarrier } from '@deepseek-ai/dsh-agent'
 import type { NormalizedProjection } from '@dsh-seam/agent-context'
 import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
@@ -29,15 +29,14 @@ export interface ProjectionRequest {
 }
 
 /**
- * Per session: its surface folded as events are appended, from the first request an `agent/context` or
- * `agent/context-selected` listener took part in. The log is read whole once, when following starts.
+ * Per session: its surface folded as events are appended, from the first request whose offer a listener read. The
+ * log is read whole once, when following starts.
  */
 const followed = new WeakMap<Session, SurfaceFold>()
 
 /**
  * The session's surface fold, caught up with its log. Following starts with one read of the log and a `session/event`
- * observer on the agent's context (disposed with the agent); a log the observer did not see (a session that publishes
- * no events) is caught up from `Session.events`.
+ * observer on the agent's context (disposed with the agent).
  */
 function follow(agent: Agent): SurfaceFold {
   const { session } = agent
@@ -50,6 +49,7 @@ function follow(agent: Agent): SurfaceFold {
     followed.set(session, fold = started)
   }
   if (fold.length < session.seq) {
+    // Only a session that publishes no `session/event` (one outside a store) is caught up here.
     const { events } = session
     for (let seq = fold.length; seq < events.length; seq++) fold.apply(events[seq] as (typeof events)[number])
   }
@@ -57,46 +57,29 @@ function follow(agent: Agent): SurfaceFold {
 }
 
 /**
- * Whether any listener in the agent's scope takes part in selecting its requests: cordis' scope-filtered listener
- * lookup for `agent/context` and `agent/context-selected`, with the agent's carrier and the subject the scope
- * invariant reads (`{ agent }`). With none, the step sends what it sends without the seam.
+ * Dispatch a scope-filtered agent waterfall as cordis' `waterfall` does, over the listeners `events.dispatch` returns
+ * for the agent's carrier, so the lookup is the dispatch itself (reported once on `internal/dispatch`).
+ * @returns the outermost result, or undefined when no listener is in the agent's scope.
  */
-function selecting(agent: Agent): boolean {
-  const carrier = agentCarrier(agent)
-  return agent.ctx.events.dispatch('waterfall', [carrier, 'agent/context', { agent }]).length > 0
-    || agent.ctx.events.dispatch('serial', [carrier, 'agent/context-selected', { agent }]).length > 0
+function waterfall<P, T>(agent: Agent, name: 'agent/context', payload: P, inner: () => Promise<T>): Promise<T> | undefined {
+  const args: unknown[] = [agentCarrier(agent), name, payload, inner]
+  const callbacks = agent.ctx.events.dispatch('waterfall', args) as ((...args: unknown[]) => Promise<T>)[]
+  if (callbacks.length === 0) return undefined
+  args.pop()
+  const next = (): Promise<T> => (callbacks.shift() ?? inner)(...args)
+  args.push(next)
+  return next()
 }
 
 /**
- * The arrays offered to listeners, per fold: its nodes and their seqs, appended to as the surface grows and rebuilt
- * when a compaction replaces nodes. They are the listeners' read-only view, not copied per request (a copy costs the
- * surface, and more once an array outgrows V8's regular heap objects); the host decides by the fold's own index, so a
- * listener that writes to them against their type changes no request but its own, and a view whose length or ends no
- * longer match the fold is rebuilt.
+ * Dispatch a scope-filtered serial agent event, awaiting each listener in turn, over the listeners `events.dispatch`
+ * returns for the agent's carrier.
+ * @returns whether any listener is in the agent's scope.
  */
-const views = new WeakMap<SurfaceFold, { generation: number; nodes: ContextNode[]; seqs: number[] }>()
-
-/** Whether a view still agrees with the fold's nodes it was built from: lengths, and the ends of both arrays. */
-function intact(view: { nodes: readonly ContextNode[]; seqs: readonly number[] }, source: readonly ContextNode[]): boolean {
-  const { length } = view.nodes
-  if (length > source.length || view.seqs.length !== length) return false
-  if (length === 0) return true
-  const last = source[length - 1] as ContextNode
-  return view.nodes[0] === source[0] && view.nodes[length - 1] === last && view.seqs[0] === source[0]?.seq && view.seqs[length - 1] === last.seq
-}
-
-function viewOf(fold: SurfaceFold): { nodes: readonly ContextNode[]; seqs: readonly number[] } {
-  const source = fold.contextNodes
-  let view = views.get(fold)
-  if (view === undefined || view.generation !== fold.generation || !intact(view, source)) {
-    views.set(fold, view = { generation: fold.generation, nodes: [], seqs: [] })
-  }
-  for (let at = view.nodes.length; at < source.length; at++) {
-    const node = source[at] as ContextNode
-    view.nodes.push(node)
-    view.seqs.push(node.seq)
-  }
-  return view
+async function serial<P>(agent: Agent, name: 'agent/context-selected', payload: P): Promise<boolean> {
+  const callbacks = agent.ctx.events.dispatch('serial', [agentCarrier(agent), name, payload]) as ((payload: P) => unknown)[]
+  for (const callback of callbacks) await callback(payload)
+  return callbacks.length > 0
 }
 
 interface Offer {
@@ -104,112 +87,113 @@ interface Offer {
   /** The fold's {@link SurfaceFold.mark} when offered. */
   mark: string
   fold: SurfaceFold
+  /** The nodes offered, a frozen array of this request's own. */
   nodes: readonly ContextNode[]
   requiredSeqs: readonly number[]
-  /** The waterfall's default result: every node. Returned unchanged it needs no normalization. */
-  everything: ContextSelection
+  /** The waterfall's default result, made when a listener first calls `next()`; returned unchanged it needs no normalization. */
+  everything: () => ContextSelection
+  /** Whether {@link Offer.everything} made `selection`. */
+  isEverything: (selection: ContextSelection) => boolean
 }
 
 function offer(agent: Agent): Offer {
   const fold = follow(agent)
-  const { nodes, seqs } = viewOf(fold)
+  let everything: ContextSelection | undefined
   return {
     generation: fold.generation,
     mark: fold.mark,
     fold,
-    nodes,
+    nodes: Object.freeze(fold.contextNodes.slice()),
     requiredSeqs: Object.freeze(fold.index.requiredSeqs()),
-    everything: Object.freeze({ include: seqs }),
+    everything: () => everything ??= Object.freeze({ include: Object.freeze(fold.index.seqs.slice()) }),
+    isEverything: selection => everything !== undefined && selection === everything,
   }
 }
 
-function moved(agent: Agent, before: Offer): boolean {
-  return follow(agent).mark !== before.mark
-}
-
-/**
- * Run the waterfall to completion, as the loop awaits `agent/pre-step`: a listener's synchronous or asynchronous
- * result, throw or rejection settles it. After an abort the result is discarded.
- */
-async function select(agent: Agent, dispatch: AgentEventDispatch, request: ProjectionRequest, current: Offer): Promise<ContextSelection> {
-  const payload = { ...request, generation: current.generation, nodes: current.nodes, requiredSeqs: current.requiredSeqs }
-  const everything = (): Promise<ContextSelection> => Promise.resolve(current.everything)
-  let selection: ContextSelection
-  try {
-    selection = await dispatch.waterfall('agent/context', payload, everything)
-  } catch (error: unknown) {
-    request.signal.throwIfAborted()
-    throw new AgentContextError('listener-failed', String(agent.id), undefined, [], `listener failed: ${describeFailure(error)}`, error)
-  }
-  request.signal.throwIfAborted()
-  return selection
+function moved(agent: Agent, before: Offer | undefined): boolean {
+  return before !== undefined && follow(agent).mark !== before.mark
 }
 
 /** One pass: the offer, the waterfall's result and its normalization (undefined for every node). */
 interface Pass {
   current: Offer
-  selection: ContextSelection
+  selection: ContextSelection | undefined
   projection: NormalizedProjection | undefined
 }
 
 /**
- * Run the waterfall over the current surface, normalize its result and dispatch it as `agent/context-selected`.
- * @returns the pass, or the offer it started from when the surface moved while listeners ran.
+ * Dispatch `agent/context` and `agent/context-selected` for the request about to be built. Their payloads build the
+ * offer (the surface fold's nodes, the required seqs, the default selection) when a listener first reads it, so a step
+ * no listener takes part in builds nothing.
+ * @returns the pass; `moved` with the offer it started from when the surface moved while listeners ran; `unheard`
+ *   when neither event has a listener in the agent's scope.
  */
-async function pass(
-  agent: Agent,
-  dispatch: AgentEventDispatch,
-  request: ProjectionRequest,
-  final: boolean,
-): Promise<Pass | { moved: Offer; selection: ContextSelection }> {
-  const current = offer(agent)
-  const selection = await select(agent, dispatch, request, current)
-  if (moved(agent, current)) return { moved: current, selection }
-  const { fold } = current
-  const projection = selection === current.everything
-    ? undefined
-    : normalizeOffer(String(agent.id), () => fold.events, fold.index, current.requiredSeqs, selection)
-  const include = projection?.include ?? current.everything.include
-  await dispatch.serial('agent/context-selected', { ...request, nodes: current.nodes, requiredSeqs: current.requiredSeqs, include, final })
-  request.signal.throwIfAborted()
-  if (moved(agent, current)) return { moved: current, selection }
-  return { current, selection, projection }
+async function pass(agent: Agent, request: ProjectionRequest, final: boolean): Promise<Pass | { moved: Offer; selection: ContextSelection | undefined } | 'unheard'> {
+  let current: Offer | undefined
+  const offered = (): Offer => current ??= offer(agent)
+  const { turn, step, system, tools, signal } = request
+  const payload = {
+    agent, turn, step, system, tools, signal,
+    get generation() { return offered().generation },
+    get nodes() { return offered().nodes },
+    get requiredSeqs() { return offered().requiredSeqs },
+  }
+  let selection: ContextSelection | undefined
+  try {
+    selection = await waterfall(agent, 'agent/context', payload, () => Promise.resolve(offered().everything()))
+  } catch (error: unknown) {
+    signal.throwIfAborted()
+    throw new AgentContextError('listener-failed', String(agent.id), undefined, [], `listener failed: ${describeFailure(error)}`, error)
+  }
+  signal.throwIfAborted()
+  if (moved(agent, current)) return { moved: current as Offer, selection }
+  let projection: NormalizedProjection | undefined
+  if (selection !== undefined && !offered().isEverything(selection)) {
+    const { fold, requiredSeqs } = offered()
+    projection = normalizeOffer(String(agent.id), () => fold.events, fold.index, requiredSeqs, selection)
+  }
+  const heard = await serial(agent, 'agent/context-selected', {
+    agent, turn, step, system, tools, signal, final,
+    get nodes() { return offered().nodes },
+    get requiredSeqs() { return offered().requiredSeqs },
+    get include() { return projection?.include ?? offered().everything().include },
+  })
+  if (selection === undefined && !heard) return 'unheard'
+  signal.throwIfAborted()
+  if (moved(agent, current)) return { moved: current as Offer, selection }
+  return { current: offered(), selection, projection }
 }
 
 /**
  * Run the `agent/context` waterfall for the request about to be built and return the messages it sends. With no
- * `agent/context` or `agent/context-selected` listener in the agent's scope this is `session.deriveMessages()` and
- * nothing else. Otherwise the waterfall's outermost result is normalized, then dispatched as `agent/context-selected`.
- * A default projection (every node) returns `session.deriveMessages()` and logs nothing; any other appends one
- * `request/projection` event first. When the surface moves while listeners of either event run, the waterfall runs
- * once more over the new surface; a second move rejects the step. The waterfall is awaited to the end even when the
- * turn is aborted, so whatever a listener appends lands inside its turn; an aborted step discards the result and logs
- * nothing.
+ * `agent/context` or `agent/context-selected` listener in the agent's scope this is `session.deriveMessages()`, and
+ * no offer is built. Otherwise the waterfall's outermost result is normalized, then dispatched as
+ * `agent/context-selected`. A default projection (every node) returns `session.deriveMessages()` and logs nothing;
+ * any other appends one `request/projection` event first. When the surface moves while listeners of either event run,
+ * the waterfall runs once more over the new surface; a second move rejects the step. The waterfall is awaited to the
+ * end even when the turn is aborted, so whatever a listener appends lands inside its turn; an aborted step discards
+ * the result and logs nothing.
  * @param agent - the agent whose step this is; its session is read and appended to.
- * @param dispatch - the agent's scope-filtered event dispatcher.
  * @param request - the request's turn, step, system prompt, tools and signal.
  * @returns the request messages.
  * @throws {AgentContextError} for an invalid `agent/context` result, a failed `agent/context` listener, or a surface that
  *   keeps moving; an error of an `agent/context-selected` listener propagates as it was thrown.
  */
-export async function projectRequestMessages(
-  agent: Agent,
-  dispatch: AgentEventDispatch,
-  request: ProjectionRequest,
-): Promise<Message[]> {
+export async function projectRequestMessages(agent: Agent, request: ProjectionRequest): Promise<Message[]> {
   const { session } = agent
-  if (!selecting(agent)) return session.deriveMessages()
-  let done = await pass(agent, dispatch, request, false)
-  if ('moved' in done) done = await pass(agent, dispatch, request, true)
+  let done = await pass(agent, request, false)
+  if (done === 'unheard') return session.deriveMessages()
+  if ('moved' in done) done = await pass(agent, request, true)
+  if (done === 'unheard') return session.deriveMessages()
   if ('moved' in done) {
-    throw new AgentContextError('surface-changed', String(agent.id), validRevision(done.selection.revision), [done.moved.generation, session.surface.replaceGeneration], 'saw the surface change while its listeners ran, twice; surface generations')
+    throw new AgentContextError('surface-changed', String(agent.id), validRevision(done.selection?.revision), [done.moved.generation, session.surface.replaceGeneration], 'saw the surface change while its listeners ran, twice; surface generations')
   }
   const { current, projection } = done
   const { fold } = current
   const { index } = fold
   const pending = (): boolean => pendingProjectionOf(fold.length, seq => fold.events[seq]) !== undefined
   if ((projection === undefined || projection.isDefault) && !pending()) return session.deriveMessages()
-  const normalized = projection ?? normalizeOffer(String(agent.id), () => fold.events, index, current.requiredSeqs, current.everything)
+  const normalized = projection ?? normalizeOffer(String(agent.id), () => fold.events, index, current.requiredSeqs, current.everything())
   const data: RequestProjection = {
     turn: request.turn,
     step: request.step,

@@ -31,6 +31,17 @@ import { selectProjectedRange, sentAfterPrune, sentAfterReplacement } from './re
 /** What `agent/context-selected` shows: the request about to be sent, as the host will send it. */
 type SelectedContext = Parameters<Events['agent/context-selected']>[0]
 
+/**
+ * The required seqs a compaction keeps: all but standing context outside the open turn, which its producers show again
+ * once a compaction replaces it (they decide by the surface), so a long session's instructions and skills do not pin
+ * the surface for good.
+ */
+function compactionProtected(requiredSeqs: readonly number[], index: NodeIndex): Set<number> {
+  const kept = new Set(requiredSeqs)
+  for (const seq of index.replaceableStandingSeqs()) kept.delete(seq)
+  return kept
+}
+
 /** The session's current message-bearing nodes, indexed with the open turn. */
 function surfaceIndex(session: Session): NodeIndex {
   return NodeIndex.forLog(contextNodes(session.surface.nodes, sessionEventAt(session)), session.events)
@@ -41,7 +52,8 @@ function surfaceIndex(session: Session): NodeIndex {
  * nodes the projection includes, priced by `ctx.tokenMeter` and calibrated by the provider usage of the request that
  * usage answered. It judges the host's final, normalized selection of every request (`agent/context-selected`: after
  * the whole waterfall, whatever order listeners were registered in; with no selecting listener, every node and the
- * step's input) and compacts only spans that request sends, never a required node, so the host re-projects the
+ * step's input) and compacts only spans that request sends, never a node the request needs to be answerable (standing
+ * context outside the open turn may be compacted: its producers show it again), so the host re-projects the
  * replaced surface before building the request. `measure: 'surface'` is the basic engine unchanged.
  */
 export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
@@ -117,7 +129,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
       throw new Error(`the re-projected request is still above threshold after compaction (${tokens} calibrated tokens >= threshold ${spec.thresholdTokens})`)
     }
     const pruned = this.prune(session, sent)
-    const required = sentAfterPrune(new Set(payload.requiredSeqs), pruned)
+    const required = sentAfterPrune(compactionProtected(payload.requiredSeqs, surfaceIndex(session)), pruned)
     if (pruned.length > 0) {
       sent = sentAfterPrune(sent, pruned)
       tokens = pressure()
@@ -153,7 +165,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const pruned = this.prune(session, included)
     const sent = sentAfterPrune(included, pruned)
     const after = pruned.length === 0 ? index : surfaceIndex(session)
-    const required = new Set(after.requiredSeqs())
+    const required = compactionProtected(after.requiredSeqs(), after)
     const range = this.projectedRange(session, sent, required, 0)
     if (range === null) return null
     const result = await this.compactRegion(range.start, range.end, agent, signal)

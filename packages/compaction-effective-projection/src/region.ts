@@ -17,8 +17,8 @@ export interface ProjectedRegionInput {
   /** Seqs the request sends. */
   readonly sent: ReadonlySet<number>
   /**
-   * Seqs the host always sends for this request (the turn's input, runtime-context snapshots, the open tool unit, the
-   * tail); they are never compacted.
+   * Seqs never compacted: what the request needs to be answerable (the turn's input, the open tool unit, the tail).
+   * Standing context outside the open turn is not among them: its producers show it again once it is replaced.
    */
   readonly required: ReadonlySet<number>
   /** Minimum priced tail of sent nodes kept verbatim; 0 keeps only the newest sent node. */
@@ -42,8 +42,8 @@ export interface ProjectedRange {
  * `retainTokens`, extended back to a balanced cut (the basic engine's retained-tail and tool-pair rules). Before that cut, the
  * required nodes stay verbatim and split the sent nodes into runs; each maximal run of consecutive sent, non-required
  * surface nodes is trimmed to balanced edges, and the run with the most tokens wins, the oldest on a tie. A span
- * therefore never contains a node the request leaves out, a required node, or half of a tool-call unit: the open
- * turn's input and a runtime-context snapshot that has not changed stay, and the history between them is compacted.
+ * therefore never contains a node the request leaves out, a protected node, or half of a tool-call unit: the open
+ * turn's input stays, and the history before it (standing context outside the open turn included) is compacted.
  * @param input - priced surface, sent and required seqs, retention and cut balance.
  * @returns the span to compact, or `null` when no sent, non-required node lies before the kept tail.
  */

@@ -1,7 +1,7 @@
 /**
  * Surface nodes as the seam sees them, and the rules that read them: tool-call units, the turn's input, standing
  * context, the required set and the opening rule. {@link NodeIndex} is the one home of these rules; the host, the
- * normalizer, the checker and replay all read it.
+ * normalizer, the decoder and replay all read it.
  * @module @dsh-seam/agent-context/nodes
  */
 
@@ -256,6 +256,16 @@ export class NodeIndex {
    */
   requiredSeqs(): number[] {
     return this.required().map(at => this.seqs[at] as number)
+  }
+
+  /**
+   * The seqs of the standing context the host requires that a compaction may still replace: its producers show it
+   * again once it leaves the surface, as after any compaction. The open turn's own input is never among them.
+   * @returns standing seqs outside the open turn's input.
+   */
+  replaceableStandingSeqs(): number[] {
+    const input = new Set(this.turnInputs)
+    return [...this.standing.values()].filter(at => !input.has(at)).map(at => this.seqs[at] as number)
   }
 
   /**

@@ -82,10 +82,10 @@ export interface LoggedSession {
 
 /**
  * The messages the log says the next request sends: `deriveMessages()`, or the pending projection's selection after
- * {@link projectedMessages} checked it against the open step and the host's rules.
+ * {@link projectedMessages} decoded it against the open step (turn, step, generation, runs, counts).
  * @param session - a live session at request dispatch.
  * @returns the expected request messages.
- * @throws {ReplayError} naming the rule a pending projection breaks.
+ * @throws {ReplayError} naming what in a pending projection does not decode.
  */
 export function requestMessagesFromLog(session: LoggedSession): Message[] {
   const { events, surface } = session

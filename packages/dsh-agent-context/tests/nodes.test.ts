@@ -122,6 +122,8 @@ describe('NodeIndex.required', () => {
     ], 13)
     // The same skill body published again (seq 15) supersedes the earlier one (seq 5); different instructions stand side by side.
     expect(index.requiredSeqs()).toEqual([1, 7, 8, 9, 14, 15])
+    // A compaction may replace standing context outside the open turn (its producers show it again), never the turn's input.
+    expect(index.replaceableStandingSeqs().sort((a, b) => a - b)).toEqual([1, 7, 8, 9])
   })
 
   it('forgets the continuing unit once a plain reply follows it', () => {

@@ -123,4 +123,12 @@ describe('describeFailure', () => {
     const long = describeFailure(new Error('x'.repeat(2000)))
     expect(long).toBe(`Error: ${'x'.repeat(493)}… (2007 characters)`)
   })
+
+  it('names a value whose own code throws while it is described by its type', () => {
+    const trap = (): never => { throw new Error('trap') }
+    const trapped = new Proxy({}, { getPrototypeOf: trap, get: trap, ownKeys: trap, getOwnPropertyDescriptor: trap })
+    expect(describeFailure(trapped)).toBe('a thrown object that throws when it is described')
+    const getter = Object.create(Error.prototype, { name: { get: trap } }) as Error
+    expect(describeFailure(getter)).toBe('a thrown object that throws when it is described')
+  })
 })
