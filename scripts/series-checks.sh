@@ -44,7 +44,7 @@ step "install ($PINNED_PNPM, --frozen-lockfile)"
 (cd "$tree" && pnpm install --frozen-lockfile --store-dir "$WORK/store" > "$WORK/install.log" 2>&1) \
   || { tail -30 "$WORK/install.log"; echo 'series-checks: pnpm install failed' >&2; exit 1; }
 
-mapfile -t touched < <(git -C "$tree" diff --name-only base HEAD -- 'packages/*/*/src/*' | cut -d/ -f1-3 | sort -u)
+mapfile -t touched < <(git -C "$tree" diff --name-only base HEAD -- 'packages/*/*/src/*' 'packages/*/*/tests/*' | cut -d/ -f1-3 | sort -u)
 [ ${#touched[@]} -gt 0 ] || { echo 'series-checks: the series touches no package source' >&2; exit 1; }
 GATES=(verify-persistence-catalog verify-scoped-events verify-cordis-catalog verify-doc-graphs verify-translation-pairing
   verify-agent-note-format)
