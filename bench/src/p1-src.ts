@@ -89,6 +89,7 @@ async function seriesModules(out: string): Promise<Series | string> {
         const exported = (JSON.parse(readFileSync(join(STOCK_MODULES, pkg, 'package.json'), 'utf8')) as { exports?: Record<string, unknown> }).exports ?? {}
         return `from '${stockEntry(pkg, own in exported ? own : '.')}'`
       }
+      if (specifier.startsWith('node:')) return `from '${specifier}'`
       const shim = shims[specifier as keyof typeof shims]
       if (shim !== undefined && !(file.startsWith('packages/core/session/') && specifier === '@deepseek-ai/dsh-session')) return `from '${pathToFileURL(shim).href}'`
       return `from '${stockEntry(specifier)}'`
