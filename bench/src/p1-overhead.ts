@@ -106,9 +106,10 @@ export async function benchOverhead(quick: boolean, log: (line: string) => void)
       rows,
     },
     notes: [
-      'Without a listener for the agent the patched step still runs the host: it builds the offer (surface nodes, required '
-        + 'seqs), dispatches `agent/context`, whose innermost `next()` selects every node, and `agent/context-selected`, '
-        + 'then returns `session.deriveMessages()`; nothing asks which listeners exist (P1-src times that path alone). '
+      'Without a listener for the agent the patched step dispatches `agent/context` and `agent/context-selected` through '
+        + 'cordis\' `events.dispatch` with payloads whose offer is built only when a listener reads it; none does, so it '
+        + 'builds nothing and returns `session.deriveMessages()` (P1-src times that path alone). With invariants on, the '
+        + 'patched request invariant rebuilds the request with `requestMessagesFromLog` where stock calls `deriveMessages()`. '
         + 'Ratios below 1 are noise.',
     ],
   }
