@@ -87,6 +87,16 @@ describe('hostile agent/context listeners', () => {
     if (error.message === 'boom') expect(message).toBe('agent/context [listener-failed] for agent "bounded-failure" listener failed: Error: boom')
   })
 
+  it('logs a failed listener through DSH\'s logger once, naming the agent and the code', async () => {
+    const loop = await bootLoop(dsh, { fallback: textReply('ok') })
+    const warnings: string[] = []
+    loop.ctx.logger.exporter({ levels: { default: 3 }, export: message => message.type === 'warn' && warnings.push(String(message.args[0])) })
+    const agent = loop.create('logged-failure')
+    agent.ctx.on('agent/context', () => { throw new Error('policy exploded') })
+    await loop.say(agent, 'hi')
+    expect(warnings.filter(line => line.startsWith('agent/context'))).toEqual(['agent/context [listener-failed] for agent "logged-failure" listener failed: Error: policy exploded'])
+  })
+
   it('counts a revision in characters as users count them: 150 emoji and a 200-character Chinese label are accepted and logged', async () => {
     const loop = await bootLoop(dsh, { fallback: textReply('ok') })
     const agent = loop.create('grapheme-revision')

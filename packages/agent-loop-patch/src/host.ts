@@ -143,7 +143,10 @@ async function pass(agent: Agent, request: ProjectionRequest, final: boolean): P
     selection = await waterfall(agent, 'agent/context', payload, () => Promise.resolve(offered().everything()))
   } catch (error: unknown) {
     signal.throwIfAborted()
-    throw new AgentContextError('listener-failed', String(agent.id), undefined, [], `listener failed: ${describeFailure(error)}`, error)
+    const failure = new AgentContextError('listener-failed', String(agent.id), undefined, [], `listener failed: ${describeFailure(error)}`, error)
+    // `turn/end` records it too; the log line is what an operator watching the console sees.
+    agent.ctx.logger.warn(failure.message)
+    throw failure
   }
   signal.throwIfAborted()
   if (moved(agent, current)) return { moved: current as Offer, selection }
