@@ -90,26 +90,32 @@ const server = createServer((req, res) => {
     const thinking = thinkingEnabled(body)
     const error = requestError(body)
     let kind
+    let respond
     if (error !== undefined) {
       kind = 'refused'
-      res.writeHead(400, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ error: { message: error, type: 'invalid_request_error', param: null, code: 'invalid_request_error' } }))
+      respond = () => {
+        res.writeHead(400, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ error: { message: error, type: 'invalid_request_error', param: null, code: 'invalid_request_error' } }))
+      }
     } else if ((body.tools ?? []).length === 0) {
       kind = 'title'
-      sse(res, [{ role: 'assistant', content: 'The Grey Estuary crossing' }], usage, thinking)
+      respond = () => sse(res, [{ role: 'assistant', content: 'The Grey Estuary crossing' }], usage, thinking)
     } else if (opened >= 0 && messages.slice(opened).every(m => m.role === 'user')) {
       kind = 'tool-call'
       const call = toolCallFor(turn)
-      sse(res, [
+      const id = `call_${turn}_${n}`
+      respond = () => sse(res, [
         { role: 'assistant', content: '' },
-        { tool_calls: [{ index: 0, id: `call_${turn}_${n}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }] },
+        { tool_calls: [{ index: 0, id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }] },
       ], usage, thinking)
     } else {
       kind = 'reply'
-      sse(res, [{ role: 'assistant', content: narration(turn, last.role === 'tool' ? textOf(last.content) : '') }], usage, thinking)
+      respond = () => sse(res, [{ role: 'assistant', content: narration(turn, last.role === 'tool' ? textOf(last.content) : '') }], usage, thinking)
     }
     n += 1
+    // Logged before the answer leaves, so a client that read the answer finds its request in the log.
     appendFileSync(log, `${JSON.stringify({ n, kind, turn, messages: messages.length, roles: messages.map(m => m.role[0]).join(''), tools: (body.tools ?? []).length, chars, thinking, calls: messages.filter(m => (m.tool_calls ?? []).length > 0).length, ...error === undefined ? {} : { error } })}\n`)
+    respond()
   })
 })
 server.listen(Number(values.port), '127.0.0.1', () => {
