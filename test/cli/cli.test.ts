@@ -70,7 +70,7 @@ function laterProjection(): ProjectionEvent {
 function warningsOf(path: string): { code: string; detail: string; seq: number; line: number; turn: number; step: number; revision?: string }[] {
   const run = runCli('verify', path)
   expect(run.status).toBe(EXIT.policy)
-  expect(run.stdout).toMatch(/^verified .*; \d+ leave out what today's host sends \(warnings above\)\n$/)
+  expect(run.stdout).toMatch(/^verified .*; \d+ do not meet today's host policy \(warnings above\)\n$/)
   const json = runCli('verify', path, '--json')
   expect(json.status).toBe(EXIT.policy)
   const report = JSON.parse(json.stdout) as { ok: boolean; warnings: ReturnType<typeof warningsOf> }
@@ -78,7 +78,7 @@ function warningsOf(path: string): { code: string; detail: string; seq: number; 
   expect(run.stderr.split('\n')).toHaveLength(report.warnings.length + 1)
   report.warnings.forEach((warning, i) => {
     const revision = warning.revision === undefined ? 'no revision' : `revision "${warning.revision}"`
-    expect(run.stderr.split('\n')[i]).toBe(`verify: warning: ${path}:${warning.line}: seq ${warning.seq}, turn ${warning.turn} step ${warning.step}, ${revision}: [${warning.code}] request/projection ${warning.detail}; today's host would send it (the log was written under an earlier rule)`)
+    expect(run.stderr.split('\n')[i]).toBe(`verify: warning: ${path}:${warning.line}: seq ${warning.seq}, turn ${warning.turn} step ${warning.step}, ${revision}: [${warning.code}] request/projection ${warning.detail}; today's host would not write this projection (the log was written under an earlier rule)`)
   })
   return report.warnings
 }
@@ -141,17 +141,22 @@ describe('dsh-seam inspect', () => {
     expect(rows.filter(row => row.endsWith('keep-last-3'))).toHaveLength(projectionEvents(projected.events).length)
   })
 
-  it('escapes revisions: a newline cannot forge table rows and terminal escapes never reach the terminal; the host could never have written them, so the log is a violation', () => {
+  it('escapes revisions: a newline cannot forge table rows and terminal escapes never reach the terminal; the host would not write them, so verify warns', () => {
     const event = laterProjection()
     const forged = 'x\n  99    1  999  1  1  -  1  1  forged\u001b[2J\u001b]0;title\u0007\u009b31m\u202eevil'
     const { path } = withProjection('forged-revision', event, () => ({ revision: forged }))
     const table = runCli('inspect', path)
-    expect(table.status).toBe(EXIT.violation)
+    expect(table).toMatchObject({ status: EXIT.ok, stderr: '' })
     // oxlint-disable-next-line no-control-regex -- the test looks for the control characters a terminal acts on
-    expect(table.stdout + table.stderr).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)
-    expect(table.stdout.trimEnd().split('\n').some(row => row.includes('forged'))).toBe(false)
-    expect(table.stderr.split('\n')).toHaveLength(2)
-    expect(table.stderr).toMatch(/revision "x\\n  99 .* forged\\u001B\[2J\\u001B\]0;title\\u0007\\u009B31m\\u202Eevil"\): \[malformed-projection\]/)
+    expect(table.stdout).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)
+    expect(table.stdout.trimEnd().split('\n').some(row => row.startsWith('  99'))).toBe(false)
+    expect(table.stdout).toContain('x\\n  99 ')
+    const verified = runCli('verify', path)
+    expect(verified.status).toBe(EXIT.policy)
+    // oxlint-disable-next-line no-control-regex -- the test looks for the control characters a terminal acts on
+    expect(verified.stdout + verified.stderr).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)
+    expect(verified.stderr.split('\n')).toHaveLength(2)
+    expect(verified.stderr).toMatch(/revision "x\\n  99 .* forged\\u001B\[2J\\u001B\]0;title\\u0007\\u009B31m\\u202Eevil": \[revision\] request\/projection names revision /)
     const json = runCli('inspect', path, '--json')
     // oxlint-disable-next-line no-control-regex -- the test looks for the control characters a terminal acts on
     expect(json.stdout).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)

@@ -245,11 +245,13 @@ describe('events whose data is not what their type declares', () => {
     ['a control character', 'keep\u001b[2Jforged'],
     ['5,000 characters', 'r'.repeat(5_000)],
     ['201 emoji', '🌊'.repeat(201)],
-  ])('a projection whose revision has %s, which the host never writes, is a violation (isValidRevision on read)', async (_name, revision) => {
+  ])('a projection whose revision has %s, which today\'s host never writes, is rebuilt and warned about (exit 3)', async (_name, revision) => {
     const line = lineOfType('request/projection')
-    const run = await dshContext('verify', withData(line, old => ({ ...old, revision })), '--quiet')
-    expect(run.status).toBe(EXIT.violation)
-    expect(run.stderr).toMatch(new RegExp(`^dsh-seam verify: .* line ${line} \\(seq \\d+, turn \\d+ step \\d+, .*\\): \\[malformed-projection\\] .*optional revision that is a printable string of at most 200 characters`))
+    const run = await dshContext('verify', withData(line, old => ({ ...old, revision })))
+    expect(run.status).toBe(EXIT.policy)
+    expect(run.stdout).toMatch(/: \d+ requests rebuilt from \d+ events; \d+ request\/projection events decode; 1 do not meet today's host policy/)
+    expect(run.stderr).toMatch(new RegExp(`^verify: warning: .*:${line}: seq \\d+, turn \\d+ step \\d+, revision ".*": \\[revision\\] request/projection names revision .*, which is not a printable string of at most 200 characters .*\\n$`))
+    expect(run.stderr.split('\n')).toHaveLength(2)
   })
 
   it('a projection whose revision is 150 emoji verifies: characters are counted as users count them', async () => {

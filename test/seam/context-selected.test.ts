@@ -41,6 +41,31 @@ describe('agent/context-selected', () => {
     expectRequestsRebuiltFromLog(loop, agent)
   })
 
+  it('shows a frozen include, and stops at the first listener that returns a bail value, as cordis\' serial does', async () => {
+    const loop = await bootLoop(dsh, { fallback: textReply('ok') })
+    const agent = loop.create('bail')
+    const heard: string[] = []
+    const refused: string[] = []
+    agent.ctx.on('agent/context', async (_payload, next) => ({ include: (await next()).include.slice(-1), revision: 'last' }))
+    // The event is typed `void`; an untyped listener that returns a value still bails, as under `ctx.serial`.
+    const bails = (({ include }: { include: readonly number[] }) => {
+      heard.push('first')
+      try {
+        (include as number[]).push(999)
+      } catch (error: unknown) {
+        refused.push((error as Error).name)
+      }
+      return true
+    }) as unknown as () => void
+    agent.ctx.on('agent/context-selected', bails)
+    agent.ctx.on('agent/context-selected', () => { heard.push('second') })
+    await loop.say(agent, 'a')
+    expect(loop.errors).toEqual([])
+    expect(heard).toEqual(['first'])
+    expect(refused).toEqual(['TypeError'])
+    expectRequestsRebuiltFromLog(loop, agent)
+  })
+
   it('reaches only the agents an agent/context listener in the same scope would see', async () => {
     const loop = await bootLoop(dsh, { fallback: textReply('ok') })
     const mine = loop.create('mine')

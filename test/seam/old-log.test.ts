@@ -37,7 +37,7 @@ describe('a log whose projections left standing context out', () => {
   it('verifies with one warning per projection that left standing context out, exit 3', async () => {
     const { status, stdout, stderr } = runCli('verify', FIXTURE)
     expect(status).toBe(3)
-    expect(stdout).toMatch(/verified .*: 14 requests rebuilt from 186 events; 13 request\/projection events decode; 13 leave out what today's host sends/)
+    expect(stdout).toMatch(/verified .*: 14 requests rebuilt from 186 events; 13 request\/projection events decode; 13 do not meet today's host policy/)
     const warnings = stderr.trim().split('\n')
     expect(warnings).toHaveLength(13)
     for (const line of warnings) expect(line).toMatch(/^verify: warning: .*standing-dropped\.session\.jsonl:\d+: seq \d+, turn \d+ step 1, revision "keep-last-2": \[required-missing\] request\/projection omits required seq/)
@@ -79,6 +79,6 @@ describe('a log whose projections left standing context out', () => {
     await loop.ctx.sessions.flush(agent.session)
     const verified = runCli('verify', join(folder, 'session.jsonl'))
     expect(verified.status).toBe(3)
-    expect(verified.stdout).toMatch(/16 requests rebuilt .*; 15 request\/projection events decode; 13 leave out/)
+    expect(verified.stdout).toMatch(/16 requests rebuilt .*; 15 request\/projection events decode; 13 do not meet/)
   })
 })

@@ -8,7 +8,7 @@ import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agen
 import { agentCarrier } from '@deepseek-ai/dsh-agent'
 import type { NormalizedProjection } from '@dsh-seam/agent-context'
 import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
-import type { RequestProjection, Session } from '@deepseek-ai/dsh-session'
+import type { RequestProjection } from '@deepseek-ai/dsh-session'
 import {
   AgentContextError,
   describeFailure,
@@ -29,24 +29,24 @@ export interface ProjectionRequest {
 }
 
 /**
- * Per session: its surface folded as events are appended, from the first request whose offer a listener read. The
- * log is read whole once, when following starts.
+ * Per agent: its session's surface folded as events are appended, from the first request whose offer a listener read.
+ * The log is read whole once, when following starts; the fold lives as long as the agent and its observer.
  */
-const followed = new WeakMap<Session, SurfaceFold>()
+const followed = new WeakMap<Agent, SurfaceFold>()
 
 /**
- * The session's surface fold, caught up with its log. Following starts with one read of the log and a `session/event`
- * observer on the agent's context (disposed with the agent).
+ * The agent's surface fold, caught up with its session's log. Following starts with one read of the log and a
+ * `session/event` observer on the agent's context (disposed with the agent).
  */
 function follow(agent: Agent): SurfaceFold {
   const { session } = agent
-  let fold = followed.get(session)
+  let fold = followed.get(agent)
   if (fold === undefined) {
     const started = new SurfaceFold()
     agent.ctx.on('session/event', (subject, event) => {
       if (subject === session && event.seq === started.length) started.apply(event)
     })
-    followed.set(session, fold = started)
+    followed.set(agent, fold = started)
   }
   if (fold.length < session.seq) {
     // Only a session that publishes no `session/event` (one outside a store) is caught up here.
@@ -56,13 +56,22 @@ function follow(agent: Agent): SurfaceFold {
   return fold
 }
 
+/** Per agent: its scope carrier, built once (`agentCarrier` is a stateless routing object). */
+const carriers = new WeakMap<Agent, ReturnType<typeof agentCarrier>>()
+
+function carrierOf(agent: Agent): ReturnType<typeof agentCarrier> {
+  let carrier = carriers.get(agent)
+  if (carrier === undefined) carriers.set(agent, carrier = agentCarrier(agent))
+  return carrier
+}
+
 /**
  * Dispatch a scope-filtered agent waterfall as cordis' `waterfall` does, over the listeners `events.dispatch` returns
  * for the agent's carrier, so the lookup is the dispatch itself (reported once on `internal/dispatch`).
  * @returns the outermost result, or undefined when no listener is in the agent's scope.
  */
 function waterfall<P, T>(agent: Agent, name: 'agent/context', payload: P, inner: () => Promise<T>): Promise<T> | undefined {
-  const args: unknown[] = [agentCarrier(agent), name, payload, inner]
+  const args: unknown[] = [carrierOf(agent), name, payload, inner]
   const callbacks = agent.ctx.events.dispatch('waterfall', args) as ((...args: unknown[]) => Promise<T>)[]
   if (callbacks.length === 0) return undefined
   args.pop()
@@ -72,13 +81,16 @@ function waterfall<P, T>(agent: Agent, name: 'agent/context', payload: P, inner:
 }
 
 /**
- * Dispatch a scope-filtered serial agent event, awaiting each listener in turn, over the listeners `events.dispatch`
- * returns for the agent's carrier.
+ * Dispatch a scope-filtered serial agent event as cordis' `serial` does (awaiting each listener in turn, stopping at the
+ * first that returns a bail value), over the listeners `events.dispatch` returns for the agent's carrier.
  * @returns whether any listener is in the agent's scope.
  */
 async function serial<P>(agent: Agent, name: 'agent/context-selected', payload: P): Promise<boolean> {
-  const callbacks = agent.ctx.events.dispatch('serial', [agentCarrier(agent), name, payload]) as ((payload: P) => unknown)[]
-  for (const callback of callbacks) await callback(payload)
+  const callbacks = agent.ctx.events.dispatch('serial', [carrierOf(agent), name, payload]) as ((payload: P) => unknown)[]
+  for (const callback of callbacks) {
+    const result = await callback(payload)
+    if (result !== undefined && result !== null && result !== false) break
+  }
   return callbacks.length > 0
 }
 
@@ -155,11 +167,12 @@ async function pass(agent: Agent, request: ProjectionRequest, final: boolean): P
     const { fold, requiredSeqs } = offered()
     projection = normalizeOffer(String(agent.id), () => fold.events, fold.index, requiredSeqs, selection)
   }
+  let include: readonly number[] | undefined
   const heard = await serial(agent, 'agent/context-selected', {
     agent, turn, step, system, tools, signal, final,
     get nodes() { return offered().nodes },
     get requiredSeqs() { return offered().requiredSeqs },
-    get include() { return projection?.include ?? offered().everything().include },
+    get include() { return include ??= projection === undefined ? offered().everything().include : Object.freeze(projection.include.slice()) },
   })
   if (selection === undefined && !heard) return 'unheard'
   signal.throwIfAborted()

@@ -53,7 +53,7 @@ function surfaceIndex(session: Session): NodeIndex {
  * usage answered. It judges the host's final, normalized selection of every request (`agent/context-selected`: after
  * the whole waterfall, whatever order listeners were registered in; with no selecting listener, every node and the
  * step's input) and compacts only spans that request sends, never a node the request needs to be answerable (standing
- * context outside the open turn may be compacted: its producers show it again), so the host re-projects the
+ * context outside the open turn is compacted as the basic engine compacts it), so the host re-projects the
  * replaced surface before building the request. `measure: 'surface'` is the basic engine unchanged.
  */
 export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {

@@ -18,7 +18,8 @@ export interface ProjectedRegionInput {
   readonly sent: ReadonlySet<number>
   /**
    * Seqs never compacted: what the request needs to be answerable (the turn's input, the open tool unit, the tail).
-   * Standing context outside the open turn is not among them: its producers show it again once it is replaced.
+   * Standing context outside the open turn is not among them: it is compacted as the basic engine compacts it (see
+   * `NodeIndex.replaceableStandingSeqs`).
    */
   readonly required: ReadonlySet<number>
   /** Minimum priced tail of sent nodes kept verbatim; 0 keeps only the newest sent node. */

@@ -7,7 +7,7 @@
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
 import type { ProjectionViolationCode } from './errors.ts'
-import { isValidRevision, ReplayError, REVISION_RULE } from './errors.ts'
+import { ReplayError } from './errors.ts'
 import type { NodeIndex } from './nodes.ts'
 
 /** A projection that does not decode, with one sentence naming the seqs at fault. */
@@ -55,13 +55,16 @@ function isRun(range: unknown): boolean {
   return Array.isArray(range) && range.length === 2 && range.every(isCount)
 }
 
-/** A logged projection's data as read back: the log is input, whatever its declared type. */
+/**
+ * A logged projection's data as read back: the log is input, whatever its declared type. Only the encoding is read; a
+ * revision the host would not write today (see `normalizeSelection`) still decodes.
+ */
 function isEncoded(value: unknown): value is RequestProjection {
   if (typeof value !== 'object' || value === null) return false
   const data = value as Partial<Record<keyof RequestProjection, unknown>>
   return isCount(data.turn) && isCount(data.step) && isCount(data.generation)
     && isCount(data.surfaceNodes) && isCount(data.includedNodes)
-    && (data.revision === undefined || isValidRevision(data.revision))
+    && (data.revision === undefined || typeof data.revision === 'string')
     && (data.stale === undefined || isCount(data.stale))
     && Array.isArray(data.include) && data.include.every(isRun)
 }
@@ -90,7 +93,7 @@ export function projectedMessages(index: NodeIndex, projection: SessionEvent<'re
   const data: unknown = projection.data
   const at = request.seq === undefined ? 'the request' : `the request at seq ${request.seq}`
   if (!isEncoded(data)) {
-    throw new ReplayError('malformed-projection', seq, `request/projection is not { turn, step, generation, include: [first, last][], surfaceNodes, includedNodes } of non-negative integers with an optional revision that is ${REVISION_RULE}`)
+    throw new ReplayError('malformed-projection', seq, `request/projection is not { turn, step, generation, include: [first, last][], surfaceNodes, includedNodes } of non-negative integers with an optional revision string`)
   }
   const position = { turn: data.turn, step: data.step, ...data.revision === undefined ? {} : { revision: data.revision } }
   if (data.turn !== request.turn || data.step !== request.step) {

@@ -5,6 +5,7 @@
  * @module @dsh-seam/agent-context/nodes
  */
 
+import { createHash } from 'node:crypto'
 import type { ContextNode } from '@deepseek-ai/dsh-agent'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
@@ -223,16 +224,21 @@ export class NodeIndex {
 
   /**
    * Record standing context. An `instructions` message stands until its producer publishes the same instructions
-   * again (a baseline and each later change, each skill body, stand side by side); a `catalog` or `snapshot` message
-   * supersedes its producer's earlier one, and so does a later message of that producer that declares no form (the
-   * runtime context's "cleared" marker).
+   * again (a baseline and each later change, each skill body, stand side by side; keyed by a digest of the content); a
+   * `catalog` supersedes its producer's earlier catalog and a `snapshot` its earlier snapshot, and a later message of a
+   * snapshot's producer that declares no form (the runtime context's "cleared" marker) supersedes the snapshot.
    */
   private stand(at: number, message: Message): void {
     const { form } = message.source as { readonly form?: unknown }
     const producer = standingSource(message)
-    if (form === 'instructions') this.standing.set(`${producer}\u0000${JSON.stringify(message.content)}`, at)
-    else if (producer !== undefined) this.standing.set(producer, at)
-    else if (form === undefined && this.standing.has(producerOf(message))) this.standing.set(producerOf(message), at)
+    if (form === 'instructions') {
+      this.standing.set(`${producer}\u0000instructions\u0000${createHash('sha256').update(JSON.stringify(message.content)).digest('base64')}`, at)
+    } else if (producer !== undefined) {
+      this.standing.set(`${producer}\u0000${String(form)}`, at)
+    } else if (form === undefined) {
+      const snapshot = `${producerOf(message)}\u0000snapshot`
+      if (this.standing.has(snapshot)) this.standing.set(snapshot, at)
+    }
   }
 
   /**
@@ -259,8 +265,10 @@ export class NodeIndex {
   }
 
   /**
-   * The seqs of the standing context the host requires that a compaction may still replace: its producers show it
-   * again once it leaves the surface, as after any compaction. The open turn's own input is never among them.
+   * The seqs of the standing context the host requires that a compaction may still replace, as the basic engine
+   * replaces it: the instructions baseline, a skill catalog and a runtime-context snapshot are shown again by their
+   * producers once they leave the surface; a skill body or an instructions change lives on only in the summary. The
+   * open turn's own input is never among them.
    * @returns standing seqs outside the open turn's input.
    */
   replaceableStandingSeqs(): number[] {

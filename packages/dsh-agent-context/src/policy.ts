@@ -1,5 +1,5 @@
 /**
- * The host's request policy read back from a log: what a projection left out that today's host would send. The host
+ * The host's request policy read back from a log: what in a projection today's host would not write. The host
  * enforces the policy when it writes a projection; readers decode projections ({@link decodeProjection}) and never
  * refuse one for this, since a log written under an earlier rule stays a valid log. `dsh-seam verify` reports the
  * findings as warnings.
@@ -7,6 +7,7 @@
  */
 
 import type { Message } from '@deepseek-ai/dsh-llm'
+import { isValidRevision, refusedRevision, REVISION_RULE } from './errors.ts'
 import type { NodeIndex } from './nodes.ts'
 import { isUserInput } from './nodes.ts'
 
@@ -18,6 +19,8 @@ export type PolicyFindingCode =
   | 'open-unit'
   /** The request opens with a node that is not user input although user input precedes it on the surface. */
   | 'opening'
+  /** The revision is not one the host logs today (`isValidRevision`). */
+  | 'revision'
 
 /** One policy finding, with one sentence naming the seqs at fault. */
 export interface PolicyFinding {
@@ -40,12 +43,14 @@ function includes(sorted: readonly number[], at: number): boolean {
 
 /**
  * The first part of today's host policy a decoded projection does not meet: every required position included, no
- * tool-call unit split, and the request opening with user input whenever user input precedes its first node.
+ * tool-call unit split, the request opening with user input whenever user input precedes its first node, and a
+ * revision the host would log.
  * @param index - the surface's message-bearing nodes at the request, with the open turn set.
  * @param included - the projection's included positions, ascending ({@link decodeProjection}).
+ * @param revision - the projection's revision, if it has one.
  * @returns the finding, or undefined when the projection meets the policy.
  */
-export function policyFinding(index: NodeIndex, included: readonly number[]): PolicyFinding | undefined {
+export function policyFinding(index: NodeIndex, included: readonly number[], revision?: string): PolicyFinding | undefined {
   const missing = index.required().filter(at => !includes(included, at)).map(at => index.seqs[at] as number)
   if (missing.length > 0) {
     return { code: 'required-missing', detail: `omits required seq${missing.length === 1 ? '' : 's'} ${missing.join(', ')}` }
@@ -63,6 +68,9 @@ export function policyFinding(index: NodeIndex, included: readonly number[]): Po
   const first = included[0]
   if (first !== undefined && index.firstInput !== -1 && index.firstInput < first && !isUserInput(index.messages[first] as Message)) {
     return { code: 'opening', detail: `opens with seq ${index.seqs[first]}, which is not user input, although user input (seq ${index.seqs[index.firstInput]}) precedes it` }
+  }
+  if (revision !== undefined && !isValidRevision(revision)) {
+    return { code: 'revision', detail: `names revision ${refusedRevision(revision)}, which is not ${REVISION_RULE}` }
   }
   return undefined
 }

@@ -62,12 +62,14 @@ export class RequestReplay {
    * Fold the next event of the log.
    * @param event - the event at the next seq.
    * @returns the request the event opens, if it is a request's first `assistant/chunk`.
-   * @throws {ReplayError} for a projection that does not match its request.
+   * @throws {ReplayError} for a projection that does not match its request; the replay is then as before the call.
    */
   push(event: SessionEvent): ReplayedRequest | undefined {
     const { surface } = this
+    // A request is built before its first chunk is appended, so it is rebuilt from the surface before the chunk; and
+    // a chunk whose projection does not decode throws before anything is folded, so the replay can be fed it again.
+    const opened = event.type === 'assistant/chunk' && opensRequest(event, this.previous) ? this.open(event) : undefined
     surface.apply(event)
-    let opened: ReplayedRequest | undefined
     switch (event.type) {
       case 'request/header':
         this.header = canonicalHeader(event.data.header)
@@ -75,32 +77,32 @@ export class RequestReplay {
       case 'request/projection':
         this.pending = event
         break
-      case 'assistant/chunk': {
-        if (!opensRequest(event, this.previous)) break
-        const consumed = this.pending
-        const { index, generation } = surface
-        const messages = consumed === undefined
-          ? [...index.messages]
-          : projectedMessages(index, consumed, { turn: event.data.turn, step: event.data.step, generation, seq: event.seq })
-        opened = this.last = {
-          turn: event.data.turn,
-          step: event.data.step,
-          seq: event.seq,
-          messages,
-          header: this.header,
-          ...consumed === undefined ? {} : { projection: consumed.data },
-          surfaceNodes: index.length,
-          generation,
-        }
-        break
-      }
       default:
         // Merge-extensible event union: every other event is folded by the surface alone or is log-only.
         break
     }
+    if (opened !== undefined) this.last = opened
     if (endsPendingProjection(event)) this.pending = undefined
     this.previous = event
     return opened
+  }
+
+  private open(chunk: ChunkEvent): ReplayedRequest {
+    const consumed = this.pending
+    const { index, generation } = this.surface
+    const messages = consumed === undefined
+      ? [...index.messages]
+      : projectedMessages(index, consumed, { turn: chunk.data.turn, step: chunk.data.step, generation, seq: chunk.seq })
+    return {
+      turn: chunk.data.turn,
+      step: chunk.data.step,
+      seq: chunk.seq,
+      messages,
+      header: this.header,
+      ...consumed === undefined ? {} : { projection: consumed.data },
+      surfaceNodes: index.length,
+      generation,
+    }
   }
 }
 

@@ -122,8 +122,20 @@ describe('NodeIndex.required', () => {
     ], 13)
     // The same skill body published again (seq 15) supersedes the earlier one (seq 5); different instructions stand side by side.
     expect(index.requiredSeqs()).toEqual([1, 7, 8, 9, 14, 15])
-    // A compaction may replace standing context outside the open turn (its producers show it again), never the turn's input.
+    // A compaction may replace standing context outside the open turn, as the basic engine does, never the turn's input.
     expect(index.replaceableStandingSeqs().sort((a, b) => a - b)).toEqual([1, 7, 8, 9])
+  })
+
+  it('keeps a producer\'s newest catalog and its newest snapshot apart: neither supersedes the other', () => {
+    const index = NodeIndex.of([
+      { seq: 1, message: produced('plugin', 'catalog v1', 'catalog', { plugin: 'kit' }) },
+      { seq: 2, message: produced('plugin', 'state v1', 'snapshot', { plugin: 'kit' }) },
+      { seq: 3, message: userMessage('q1') },
+      { seq: 4, message: assistantMessage('a1') },
+      { seq: 5, message: produced('plugin', 'state v2', 'snapshot', { plugin: 'kit' }) },
+      { seq: 7, message: userMessage('q2') },
+    ], 6)
+    expect(index.requiredSeqs()).toEqual([1, 5, 7])
   })
 
   it('forgets the continuing unit once a plain reply follows it', () => {

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest'
 import type { ReplayErrorCode } from '../src/errors.ts'
 import { ReplayError } from '../src/errors.ts'
 import { projectionEvents } from '../src/projection.ts'
-import { diffRequest, opensRequest, replayRequests } from '../src/replay.ts'
+import type { ReplayedRequest } from '../src/replay.ts'
+import { diffRequest, opensRequest, replayRequests, RequestReplay } from '../src/replay.ts'
 import { expectFaithfulReplay, keepLast, loopRequests } from './oracle.ts'
 
 const toolScript = [
@@ -150,6 +151,33 @@ describe('replayRequests on tampered logs', () => {
   })
 })
 
+describe('RequestReplay.push', () => {
+  it('folds nothing when a request does not decode, so the same event can be fed again', async () => {
+    const { events } = await converse(true)
+    const copy = structuredClone(events) as SessionEvent[]
+    const target = projectionEvents(copy).at(-1) as SessionEvent<'request/projection'>
+    const chunk = copy.find(event => event.seq > target.seq && event.type === 'assistant/chunk') as SessionEvent
+    target.data.includedNodes += 1
+    const replay = new RequestReplay()
+    const opened: ReplayedRequest[] = []
+    for (const event of copy.slice(0, chunk.seq)) {
+      const request = replay.push(event)
+      if (request !== undefined) opened.push(request)
+    }
+    const before = replay.last
+    for (let attempt = 0; attempt < 2; attempt++) {
+      expect(() => replay.push(chunk)).toThrow(expect.objectContaining({ code: 'projection-counts', seq: target.seq }))
+      expect(replay.last).toBe(before)
+    }
+    target.data.includedNodes -= 1
+    for (const event of copy.slice(chunk.seq)) {
+      const request = replay.push(event)
+      if (request !== undefined) opened.push(request)
+    }
+    expect(opened.map(request => JSON.stringify(request))).toEqual(replayRequests(events).map(request => JSON.stringify(request)))
+  })
+})
+
 /** Seq of the first assistant message with tool calls after `after`. */
 const callOf = (events: readonly SessionEvent[], after: number): number =>
   (events.find(e => e.seq > after && e.type === 'assistant/message' && e.data.message.content.some(b => b.type === 'tool-call')) as SessionEvent).seq
@@ -177,6 +205,9 @@ describe('replayRequests on logs written under another host policy', () => {
       const call = callOf(events, first)
       event.data.include = [[first, call], [tail(event), tail(event)]]
       event.data.includedNodes = events.filter(e => e.seq >= first && e.seq <= call && BEARING.has(e.type)).length + 1
+    }],
+    ['a revision today\'s host would refuse (5,000 characters and a control character)', event => {
+      event.data.revision = `\u001b[2J${'r'.repeat(5_000)}`
     }],
   ]
 

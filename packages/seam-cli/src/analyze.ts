@@ -199,7 +199,7 @@ function summarize(request: ReplayedRequest, surface: BearingSurface, at: Cursor
     ...projectionSeq === undefined ? {} : { projectionSeq },
     ...projection?.revision === undefined ? {} : { revision: projection.revision },
   }
-  const finding = projection === undefined ? undefined : policyFinding(index, included)
+  const finding = projection === undefined ? undefined : policyFinding(index, included, projection.revision)
   return { summary: finding === undefined ? summary : { ...summary, policy: finding }, included }
 }
 

@@ -251,7 +251,7 @@ async function inspectOrVerify({ command, path, json, quiet }: Invocation, io: C
   if (command === 'verify' && !json) {
     const projected = analysis.requests.filter(request => request.projectionSeq !== undefined).length
     for (const request of findings) io.stderr.write(policyWarning(path, log, request))
-    const held = findings.length === 0 ? 'hold the host invariants' : `decode; ${findings.length} leave out what today's host sends (warnings above)`
+    const held = findings.length === 0 ? 'hold the host invariants' : `decode; ${findings.length} do not meet today's host policy (warnings above)`
     io.stdout.write(`verified ${printable(path)}: ${analysis.requests.length} requests rebuilt from ${log.events} events; ${projected} request/projection events ${held}\n`)
   }
   return command === 'verify' && findings.length > 0 ? EXIT.policy : EXIT.ok

@@ -150,7 +150,7 @@ export function policyWarning(path: string, log: ReadLog, request: RequestSummar
   const { policy, revision, turn, step } = request
   const seq = request.projectionSeq ?? request.seq
   const where = `seq ${seq}, turn ${turn} step ${step}, ${revision === undefined ? 'no revision' : `revision "${revision}"`}`
-  return printable(`verify: warning: ${path}:${log.lineOf(seq)}: ${where}: [${policy?.code}] request/projection ${policy?.detail}; today's host would send it (the log was written under an earlier rule)`) + '\n'
+  return printable(`verify: warning: ${path}:${log.lineOf(seq)}: ${where}: [${policy?.code}] request/projection ${policy?.detail}; today's host would not write this projection (the log was written under an earlier rule)`) + '\n'
 }
 
 function located(log: ReadLog, violation: LogViolation): LocatedViolation {
