@@ -99,8 +99,8 @@ interface Offer {
   /** The fold's {@link SurfaceFold.mark} when offered. */
   mark: string
   fold: SurfaceFold
-  /** The nodes offered, a frozen array of this request's own. */
-  nodes: readonly ContextNode[]
+  /** The nodes offered, a frozen array of this request's own, copied when a listener first reads them. */
+  readonly nodes: readonly ContextNode[]
   requiredSeqs: readonly number[]
   /** The waterfall's default result, made when a listener first calls `next()`; returned unchanged it needs no normalization. */
   everything: () => ContextSelection
@@ -110,14 +110,18 @@ interface Offer {
 
 function offer(agent: Agent): Offer {
   const fold = follow(agent)
+  // The fold's arrays only grow until a replace swaps them, so the offer is their first `offered` entries.
+  const { contextNodes, index } = fold
+  const offered = contextNodes.length
+  let nodes: readonly ContextNode[] | undefined
   let everything: ContextSelection | undefined
   return {
     generation: fold.generation,
     mark: fold.mark,
     fold,
-    nodes: Object.freeze(fold.contextNodes.slice()),
-    requiredSeqs: Object.freeze(fold.index.requiredSeqs()),
-    everything: () => everything ??= Object.freeze({ include: Object.freeze(fold.index.seqs.slice()) }),
+    get nodes() { return nodes ??= Object.freeze(contextNodes.slice(0, offered)) },
+    requiredSeqs: Object.freeze(index.requiredSeqs()),
+    everything: () => everything ??= Object.freeze({ include: Object.freeze(index.seqs.slice(0, offered)) }),
     isEverything: selection => everything !== undefined && selection === everything,
   }
 }
