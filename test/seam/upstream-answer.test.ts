@@ -53,7 +53,7 @@ async function forkAgent(loop: BootedLoop, parent: Agent, id: string, seed = for
     seed,
     meta: { parentSession: parent.session.id, seedLength: seed.length },
     agentOptions: { provider: 'fake', model: 'fake-model' },
-    setup: listener === undefined ? undefined : ctx => { ctx.on('agent/context', listener) },
+    ...listener === undefined ? {} : { setup: ctx => { ctx.on('agent/context', listener) } },
   })
   return agent
 }
