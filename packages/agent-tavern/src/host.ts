@@ -31,6 +31,9 @@ export interface Config extends TavernConfig {
   readonly bindingsFile: string
 }
 
+/** Services the row uses: the agent registry tells top-level agents from subagents. */
+export const inject = ['agents']
+
 /** Config schema. */
 export const Config: z<Config> = z.intersect([
   TavernSchema,
