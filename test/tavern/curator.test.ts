@@ -16,12 +16,9 @@ import { expectRebuiltFromLog, loopRequests, MIRA, SMALL_POLICY, tavernAgent, ta
 const MODEL_SUMMARIES: BootOptions = { plugins: [[ProjectionAwareCompactionEngine, { measure: 'projection' }]] }
 
 describe('agent-managed and model summaries', () => {
-  it('is refused on an engine that summarizes with a model: the session runs dsh-native and says why', async () => {
+  it('is refused closed on an engine that summarizes with a model, saying why', async () => {
     const loop = await tavernLoop(MODEL_SUMMARIES)
-    const agent = await tavernAgent(loop, 'hidden-summarizer', 'agent-managed')
-    expect(contextModeOf(agent)).toBe('dsh-native')
-    expect(contextModeRefusal(agent)).toMatchObject({ requested: 'agent-managed', code: 'hidden-summarizer', missing: [] })
-    expect(contextModeRefusal(agent)!.reason).toContain('summary: reference')
+    await expect(tavernAgent(loop, 'hidden-summarizer', 'agent-managed')).rejects.toMatchObject({ code: 'architecture-conflict', reason: 'hidden-summarizer', missing: [], message: expect.stringContaining('summary: reference') })
   })
 
   it('runs when a curator allows model summaries (curator.summarizer)', async () => {
