@@ -35,7 +35,7 @@ describe('on stock rc.8', () => {
     const agent = loop.create('stock-managed')
     await expect(agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed' } as never)).rejects.toMatchObject({
       code: 'architecture-conflict', reason: 'mode-unavailable', status: 409, httpCode: 'TAVERN_ARCHITECTURE_CONFLICT', missing: ['agent/context', 'projection-aware-compaction'],
-      message: expect.stringContaining(inspectCapabilities(agent.ctx).managed.reasons[0]),
+      message: expect.stringContaining(inspectCapabilities(agent.ctx).managed.reasons[0]!),
     })
     expect(agent.session.events).toEqual([])
     expect(tavernBindings(loop.ctx).get('stock-managed')).toBeUndefined()

@@ -340,3 +340,16 @@ describe('the real app\'s messages', () => {
     expectRebuiltFromLog(loopRequests(loop), agent)
   })
 })
+
+describe('beside the real app\'s tools', () => {
+  it('tools.register: false keeps the app\'s own tools of these names: none registered, the managed listener and reminders still run', async () => {
+    const loop = await tavernLoop()
+    const agent = loop.create('adopt')
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed', policy: SMALL_POLICY, tools: { register: false } } as never)
+    for (let i = 1; i <= 12; i++) await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
+    expect(loop.errors).toEqual([])
+    expect(loopRequests(loop).flatMap(request => request.tools ?? []).map(tool => tool.name)).toEqual(loopRequests(loop).map(() => 'echo'))
+    expect(projectionEvents(agent.session.events).length).toBeGreaterThan(0)
+    expect(agent.session.events.some(event => event.type === 'user/message' && reminderOf(event.data) === 'anchor')).toBe(true)
+  })
+})

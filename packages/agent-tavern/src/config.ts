@@ -145,7 +145,7 @@ export const Config: z<Config> = z.object({
     }).default({} as PolicyConfig['weights']),
   }).default({} as PolicyConfig),
   preloadAssets: z.boolean().default(false).description('Preload scene, facts and triggered lore once, at activation (else the model fetches them with tools).'),
-  sessionFormat: z.union(SESSION_FORMATS.map(format => z.const(format))).default('rc.8').description('Session format: rc.8, or v4 (DSH 0.2).') as z<SessionFormat>,
+  sessionFormat: z.union(SESSION_FORMATS.map(format => z.const(format))).default('rc.8').description('Session format: rc.8, or v4 (DSH 0.2).'),
   curator: z.object({
     summarizer: z.boolean().default(false).description('Let the compaction engine summarize with a model in agent-managed mode.'),
   }).default({ summarizer: false }),

@@ -41,7 +41,7 @@ export const Config: z<Config> = z.intersect([
     bindNewSessions: z.boolean().default(false).description('Bind every new top-level session to AgentTavern.'),
     bindingsFile: z.string().default('').description('JSON file of the session bindings (empty: in memory).'),
   }),
-]) as z<Config>
+])
 
 /**
  * Whether the row serves an agent: its session is bound to AgentTavern (not `st`, not a group chat), or it is a new
