@@ -48,7 +48,7 @@ const UNCONFIRMED = 0.5
  * @param message - a surface node's message.
  * @returns the source key, or undefined for anything else.
  */
-export function standingOf(message: ContextNode['message']): string | undefined {
+function standingOf(message: ContextNode['message']): string | undefined {
   const standing = standingSource(message)
   if (standing !== undefined) return standing
   const reminder = reminderOf(message)
