@@ -16,6 +16,7 @@ import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import z from '@deepseek-ai/schemastery'
 import { tavernBindings } from './binding.ts'
+import { logOf } from './host-log.ts'
 import type { Config as TavernConfig } from './config.ts'
 import { Config as TavernSchema } from './config.ts'
 import * as AgentTavern from './plugin.ts'
@@ -50,7 +51,7 @@ export const Config: z<Config> = z.intersect([
 function serves(ctx: Context, agent: Agent, config: Config): boolean {
   const binding = tavernBindings(ctx).get(String(agent.id))
   if (binding !== undefined) return binding.architecture === 'agent-tavern' && binding.group !== true
-  return config.bindNewSessions && agent.session.seq === 0 && ctx.agents.roots().includes(agent)
+  return config.bindNewSessions && !logOf(agent.session).some(event => event.type === 'turn/start') && ctx.agents.roots().includes(agent)
 }
 
 /**
