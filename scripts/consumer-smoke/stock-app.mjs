@@ -49,12 +49,10 @@ try {
 }
 const mira = ctx.agentLoop.create(SessionId('stock-app'), { provider: 'fake', model: 'fake-model' })
 const character = { name: 'Mira', identity: 'The ferrywoman.' }
-try {
-  await mira.ctx.plugin(AgentTavern, { character, contextMode: 'agent-managed' })
-} catch (error) {
-  seen.refusal = { code: error.code, reason: error.reason, missing: error.missing }
-}
-await mira.ctx.plugin(AgentTavern, { character, contextMode: 'dsh-native' })
+// Activating agent-managed on stock DSH is refused closed (nothing bound or recorded); dsh-native then mounts.
+const mounted = contextMode => Promise.resolve(mira.ctx.plugin(AgentTavern, { character, contextMode }))
+seen.refusal = await mounted('agent-managed').then(() => 'mounted', ({ code, reason, missing }) => ({ code, reason, missing }))
+await mounted('dsh-native')
 seen.mode = contextModeOf(mira)
 for (const text of ['one', 'two', 'three']) {
   mira.followup(createUserMessage({ content: [{ type: 'text', text }], source: { kind: 'user' } }))

@@ -132,6 +132,18 @@ describe('the host row serves bound sessions only', () => {
     expect(contextModeOf(fresh)).toBe('agent-managed')
     expect(tavernBindings(binding.ctx).get('fresh')).toMatchObject({ architecture: 'agent-tavern', contextMode: 'agent-managed' })
   })
+
+  it('binds a new session whose log has events before its first turn, as the dsh CLI appends its permission and sandbox records', async () => {
+    const loop = await tavernLoop({ plugins: withHost({ character: MIRA, contextMode: 'agent-managed', policy: SMALL_POLICY, bindNewSessions: true }) })
+    const { agent } = await loop.ctx.agentLoop.createAgent(loop.ctx, {
+      sessionId: loop.dsh.session.SessionId('cli-like'),
+      agentOptions: { provider: 'fake', model: 'fake-model' },
+      setup: (ctx: Context) => { ctx.agent!.session.append('cli/sandbox-mode', { mode: 'workspace-write' }, { ignorable: true }) },
+    })
+    expect(agent.session.seq).toBeGreaterThan(0)
+    await loop.say(agent, 'hello')
+    expect(await witnesses(loop, agent)).toEqual(agreeing('agent-managed'))
+  })
 })
 
 describe('session format v4 on rc.8', () => {
