@@ -48,7 +48,7 @@ async function compactedAfterTurns(loop: BootedLoop, id: string): Promise<Agent>
 }
 
 describe('bundle manifests', () => {
-  for (const [dir, names] of [['agent-tavern', ['@dsh-seam/agent-tavern/host']], ['compaction-effective-projection', ['@dsh-seam/compaction-effective-projection']]] as const) {
+  for (const [dir, names] of [['agent-tavern', ['@dsh-seam/agent-tavern/compaction', '@dsh-seam/agent-tavern/host']], ['compaction-effective-projection', ['@dsh-seam/compaction-effective-projection']]] as const) {
     it(`${dir}: dsh.bundle.patch names a packed file whose rows load this package's exports`, () => {
       const manifest = JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')) as { name: string; files: string[]; exports: Record<string, unknown>; dsh?: { bundle?: { patch?: string } } }
       const patch = manifest.dsh?.bundle?.patch

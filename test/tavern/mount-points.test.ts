@@ -138,7 +138,7 @@ describe('the host row serves bound sessions only', () => {
     const { agent } = await loop.ctx.agentLoop.createAgent(loop.ctx, {
       sessionId: loop.dsh.session.SessionId('cli-like'),
       agentOptions: { provider: 'fake', model: 'fake-model' },
-      setup: (ctx: Context) => { ctx.agent!.session.append('cli/sandbox-mode', { mode: 'workspace-write' }, { ignorable: true }) },
+      setup: (ctx: Context) => { (ctx.agent!.session.append as (type: string, data: unknown, options: { ignorable: boolean }) => unknown)('cli/sandbox-mode', { mode: 'workspace-write' }, { ignorable: true }) },
     })
     expect(agent.session.seq).toBeGreaterThan(0)
     await loop.say(agent, 'hello')

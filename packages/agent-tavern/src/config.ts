@@ -47,9 +47,9 @@ export interface LoreConfig {
 /** Who may summarize the story with a model. */
 export interface CuratorConfig {
   /**
-   * Whether the deployment's compaction engine may summarize with a model call in `agent-managed` (an explicit
-   * curator). Off: managed mode runs only on a compaction engine with `summary: 'reference'`, so it makes no model
-   * call of its own.
+   * Whether AgentTavern's compaction curator (`@dsh-seam/agent-tavern/compaction`) writes this agent's compactions in
+   * `agent-managed` as model checkpoints. Off: it replaces a span with the reference, no model call. Any other engine
+   * that summarizes with a model refuses `agent-managed` either way (`hidden-summarizer`).
    */
   readonly summarizer: boolean
 }
@@ -147,7 +147,7 @@ export const Config: z<Config> = z.object({
   preloadAssets: z.boolean().default(false).description('Preload scene, facts and triggered lore once, at activation (else the model fetches them with tools).'),
   sessionFormat: z.union(SESSION_FORMATS.map(format => z.const(format))).default('rc.8').description('Session format: rc.8, or v4 (DSH 0.2).'),
   curator: z.object({
-    summarizer: z.boolean().default(false).description('Let the compaction engine summarize with a model in agent-managed mode.'),
+    summarizer: z.boolean().default(false).description('Let AgentTavern\'s compaction curator summarize this agent with a model in agent-managed mode.'),
   }).default({ summarizer: false }),
 }) as z<Config>
 

@@ -15,6 +15,8 @@ import { compactionSummary, offerReferenceHint } from '@dsh-seam/compaction-effe
 import { PERSONA_ORDER, PERSONA_SECTION } from '@deepseek-ai/dsh-system-prompt'
 import type {} from '@deepseek-ai/dsh-token-meter'
 import { registerReminders, TAVERN_PLUGIN } from './anchor.ts'
+import { TavernCompactionCurator } from './compaction.ts'
+import { enrollCuration } from './curation.ts'
 import type { TavernBindings } from './binding.ts'
 import { tavernBindings } from './binding.ts'
 import { assertModeAvailable } from './capabilities.ts'
@@ -218,8 +220,9 @@ const windows = new WeakMap<Agent, { readonly key: string; readonly value: numbe
 async function assertCanRun(ctx: Context, agent: Agent, config: TavernConfig, mode: ContextMode): Promise<void> {
   assertModeAvailable(ctx, String(agent.id), mode)
   if (mode === 'dsh-native') return
-  if (compactionSummary(ctx) === 'model' && !config.curator.summarizer) {
-    throw new AgentTavernError('hidden-summarizer', String(agent.id), 'agent-managed makes no hidden model calls, but the compaction engine summarizes with one; mount @dsh-seam/compaction-effective-projection with summary: reference, or set curator.summarizer: true to allow model summaries')
+  // Model summaries only through the explicit curator, which gives this agent the reference unless curator.summarizer.
+  if (!(ctx.get('compaction') instanceof TavernCompactionCurator) && compactionSummary(ctx) === 'model') {
+    throw new AgentTavernError('hidden-summarizer', String(agent.id), 'agent-managed makes no hidden model calls, but the compaction engine summarizes with one; mount @dsh-seam/compaction-effective-projection with summary: reference, or AgentTavern\'s curator (@dsh-seam/agent-tavern/compaction), which summarizes with a model only with curator.summarizer: true')
   }
   const { provider, model } = currentRoute(agent)
   const contextWindow = await routeWindow(ctx, agent, new AbortController().signal)
@@ -304,6 +307,7 @@ export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
   registerReminders(ctx, agent, config.anchorEvery, config.sessionFormat)
   // A compaction's reference names the history tools that read the span back, unless the engine has its own hint.
   ctx.effect(() => offerReferenceHint(ctx, agent, TAVERN_REFERENCE_HINT), 'agent-tavern.referenceHint()')
+  ctx.effect(() => enrollCuration(agent, { mode: () => controller.mode, summarizer: config.curator.summarizer }), 'agent-tavern.curation()')
   ctx.effect(() => {
     controllers.set(agent, controller)
     return () => controllers.delete(agent)
