@@ -84,7 +84,7 @@ function reporting(loop: () => BootedLoop, ratio: number | undefined) {
     if (ratio === undefined) return chunks
     const finish = chunks.findIndex(chunk => chunk.type === 'finish')
     const usage = { inputTokens: Math.round(ratio * requestPrice(loop().ctx.tokenMeter, request)), outputTokens: 20 }
-    return [...chunks.slice(0, finish), { type: 'usage', usage } as StreamChunk, ...chunks.slice(finish)]
+    return [...chunks.slice(0, finish), { type: 'usage', usage }, ...chunks.slice(finish)]
   }
 }
 
@@ -96,8 +96,8 @@ const WINDOW = 12_000
  * @returns the compactions, the warnings, and the newest request's price as a share of the window.
  */
 async function pressured(engine: unknown, config: object, usageRatio: number | undefined, stopAt: number, sessions = 1): Promise<{ compactions: number; warnings: string[]; share: number }> {
-  let booted: BootedLoop | undefined
-  const loop = booted = await tavernLoop({ contextWindow: WINDOW, fallback: reporting(() => booted!, usageRatio), plugins: [[engine, { measure: 'projection', summary: 'reference', ...config }]] })
+  const booted: { loop?: BootedLoop } = {}
+  const loop = booted.loop = await tavernLoop({ contextWindow: WINDOW, fallback: reporting(() => booted.loop!, usageRatio), plugins: [[engine, { measure: 'projection', summary: 'reference', ...config }]] })
   const warnings: string[] = []
   loop.ctx.logger.exporter({ levels: { default: 3 }, export: message => message.type === 'warn' && warnings.push(String(message.args[0])) })
   let compactions = 0

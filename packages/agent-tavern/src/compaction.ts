@@ -86,7 +86,7 @@ const CuratorConfig: z<CuratorSettings> = z.intersect([
  * The `compaction` service of AgentTavern's bundle: projection-aware compaction with a per-agent summary mode and the
  * usage-anchored gate. `compactNow` and overflow recovery summarize the same way; the gate concerns step pressure.
  */
-export class TavernCompactionCurator extends ProjectionAwareCompactionEngine {
+export default class TavernCompactionCurator extends ProjectionAwareCompactionEngine {
   static override Config = CuratorConfig
 
   /** The gate's share of the window. */
@@ -173,4 +173,3 @@ export class TavernCompactionCurator extends ProjectionAwareCompactionEngine {
   }
 }
 
-export default TavernCompactionCurator

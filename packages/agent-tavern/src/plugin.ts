@@ -15,7 +15,7 @@ import { compactionSummary, offerReferenceHint } from '@dsh-seam/compaction-effe
 import { PERSONA_ORDER, PERSONA_SECTION } from '@deepseek-ai/dsh-system-prompt'
 import type {} from '@deepseek-ai/dsh-token-meter'
 import { registerReminders, TAVERN_PLUGIN } from './anchor.ts'
-import { TavernCompactionCurator } from './compaction.ts'
+import TavernCompactionCurator from './compaction.ts'
 import { enrollCuration } from './curation.ts'
 import type { TavernBindings } from './binding.ts'
 import { tavernBindings } from './binding.ts'
