@@ -7,7 +7,7 @@
 # `dsh --profile headless --dump-config` must show their layers, and the headless CLI runs against a loopback
 # DeepSeek-compatible server (scripts/source-checkout/mock-deepseek.mjs) with AgentTavern asked for agent-managed
 # (AGENT_TAVERN_CONTEXT_MODE):
-# AgentTavern's bundle is listed last, so its compaction curator is the one compaction service.
+# `dsh plugin` lists AgentTavern's bundle first, so the compaction bundle's row is the one compaction service.
 #   stock half (`dsh-seam setup --no-patches`): AgentTavern asked for dsh-native runs $STOCK_TURNS turns (asked for
 #     agent-managed it would refuse the activation closed and fail the turn: test/tavern/bundle.test.ts);
 #   patched half (`dsh-seam setup`): agent-managed runs $PATCHED_TURNS turns with tool calls, the released
@@ -89,7 +89,7 @@ install_app() { # app-dir, setup flags: docs/cli-bundles.md step 1: @deepseek-ai
 setup_profile() { # app-dir, home: docs/cli-bundles.md step 2, both bundles by name, and the scripted user
   local app=$1 home=$2
   (cd "$work" && DSH_HOME=$home "$app/node_modules/.bin/dsh" plugin --profile headless add \
-    @dsh-seam/compaction-effective-projection @dsh-seam/agent-tavern "file:$here/scripted-user") > "$home.plugin.log" 2>&1
+    @dsh-seam/agent-tavern @dsh-seam/compaction-effective-projection "file:$here/scripted-user") > "$home.plugin.log" 2>&1
 }
 
 cli_run() { # label, app-dir, home, turns, compression, mode: one headless session; leaves $work/<label>/{stdout,stderr,status,requests.jsonl}
@@ -137,8 +137,8 @@ echo "profile headless: bundles $bundles"
 peers=$(grep -ci 'missing peer' "$home.plugin.log" || true)
 [ "$peers" -eq 0 ] || grep -i 'missing peer' "$home.plugin.log" | head -5 | sed 's/^/  /'
 check "dsh plugin --profile headless add: no \"missing peer\" warning ($peers)" $(( peers == 0 ? 0 : 1 ))
-check 'dsh plugin --profile headless add @dsh-seam/compaction-effective-projection @dsh-seam/agent-tavern: both join the profile'"'"'s bundle list after dsh-base and dsh-headless' \
-  "$( [ $status -eq 0 ] && [ "$bundles" = '@deepseek-ai/dsh-base @deepseek-ai/dsh-headless @dsh-seam/compaction-effective-projection @dsh-seam/agent-tavern' ] && echo 0 || echo 1)"
+check 'dsh plugin --profile headless add @dsh-seam/agent-tavern @dsh-seam/compaction-effective-projection: both join the profile'"'"'s bundle list after dsh-base and dsh-headless' \
+  "$( [ $status -eq 0 ] && [ "$bundles" = '@deepseek-ai/dsh-base @deepseek-ai/dsh-headless @dsh-seam/agent-tavern @dsh-seam/compaction-effective-projection' ] && echo 0 || echo 1)"
 
 status=0
 (cd "$work" && DSH_HOME=$home "$app/node_modules/.bin/dsh" --profile headless --dump-config) > "$work/dump-config.yml" 2> "$work/dump-config.err" || status=$?
@@ -149,9 +149,10 @@ for want in '^# == @dsh-seam/agent-tavern$' "^  name: '@dsh-seam/agent-tavern/ho
 done
 grep -A3 'patched by @dsh-seam/compaction-effective-projection$' "$work/dump-config.yml" | grep 'disabled: true' > /dev/null || status=1
 grep -q "^  name: '@dsh-seam/agent-tavern/compaction'$" "$work/dump-config.yml" || status=1
-# One compaction service: the curator's row enabled, the compaction bundle's row disabled by AgentTavern's layer.
-grep -A3 '^# == @dsh-seam/compaction-effective-projection, patched by @dsh-seam/agent-tavern$' "$work/dump-config.yml" | grep -q 'disabled: true' || status=1
-check 'dsh --profile headless --dump-config: the @dsh-seam layers; one compaction service, AgentTavern'"'"'s curator (compaction-basic and the compaction bundle'"'"'s row disabled)' $status
+# One compaction service: `dsh plugin` lists AgentTavern's bundle first, so the compaction bundle's layer disables the
+# curator's row and its own row serves.
+grep -A4 '^# == @dsh-seam/agent-tavern, patched by @dsh-seam/compaction-effective-projection$' "$work/dump-config.yml" | grep -q 'disabled: true' || status=1
+check 'dsh --profile headless --dump-config: the @dsh-seam layers; one compaction service (compaction-basic and the curator'"'"'s row disabled, compaction-projection serving)' $status
 
 cli_run stock "$app" "$home" $STOCK_TURNS none dsh-native
 log=$(session_of "$home")
