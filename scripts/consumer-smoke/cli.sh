@@ -151,7 +151,7 @@ grep -A3 'patched by @dsh-seam/compaction-effective-projection$' "$work/dump-con
 grep -q "^  name: '@dsh-seam/agent-tavern/compaction'$" "$work/dump-config.yml" || status=1
 # One compaction service: `dsh plugin` lists AgentTavern's bundle first, so the compaction bundle's layer disables the
 # curator's row and its own row serves.
-grep -A4 '^# == @dsh-seam/agent-tavern, patched by @dsh-seam/compaction-effective-projection$' "$work/dump-config.yml" | grep -q 'disabled: true' || status=1
+grep -A8 '^# == @dsh-seam/agent-tavern, patched by @dsh-seam/compaction-effective-projection$' "$work/dump-config.yml" | grep -q 'disabled: true' || status=1
 check 'dsh --profile headless --dump-config: the @dsh-seam layers; one compaction service (compaction-basic and the curator'"'"'s row disabled, compaction-projection serving)' $status
 
 cli_run stock "$app" "$home" $STOCK_TURNS none dsh-native
