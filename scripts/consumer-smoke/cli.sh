@@ -144,10 +144,10 @@ status=0
 (cd "$work" && DSH_HOME=$home "$app/node_modules/.bin/dsh" --profile headless --dump-config) > "$work/dump-config.yml" 2> "$work/dump-config.err" || status=$?
 grep -n '^# == @dsh-seam\|^# == .*patched by @dsh-seam' -A3 "$work/dump-config.yml" | sed 's/^/  /'
 for want in '^# == @dsh-seam/agent-tavern$' "^  name: '@dsh-seam/agent-tavern/host'$" '^# == @dsh-seam/compaction-effective-projection$' \
-  "^  name: '@dsh-seam/compaction-effective-projection'$" '^# == @deepseek-ai/dsh-base, patched by @dsh-seam/compaction-effective-projection$'; do
+  "^  name: '@dsh-seam/compaction-effective-projection'$" '^# == @deepseek-ai/dsh-base, patched by @dsh-seam/agent-tavern$'; do
   grep -q "$want" "$work/dump-config.yml" || status=1
 done
-grep -A3 'patched by @dsh-seam/compaction-effective-projection$' "$work/dump-config.yml" | grep 'disabled: true' > /dev/null || status=1
+grep -A3 '^# == @deepseek-ai/dsh-base, patched by @dsh-seam/agent-tavern$' "$work/dump-config.yml" | grep 'disabled: true' > /dev/null || status=1
 grep -q "^  name: '@dsh-seam/agent-tavern/compaction'$" "$work/dump-config.yml" || status=1
 # One compaction service: `dsh plugin` lists AgentTavern's bundle first, so the compaction bundle's layer disables the
 # curator's row and its own row serves.
