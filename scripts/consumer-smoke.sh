@@ -7,7 +7,7 @@
 # scripts/pack.sh, is checked beside it). Then, in a temporary folder:
 #   stock-app    DSH 0.1.0-rc.8 (exact versions, stock) and the released packages, with npm; runs
 #                consumer-smoke/stock-app.mjs: every package imports on stock DSH, the guard throws
-#                AgentContextSeamError, AgentTavern refuses agent-managed with mode-unavailable and runs dsh-native
+#                AgentContextSeamError, AgentTavern refuses activating agent-managed closed (architecture-conflict) and runs dsh-native
 #                for 3 turns.
 #   pnpm/my-app, npm/my-app   the README's install block ("Use it in your own DSH app") run as written, with pnpm and
 #                with its `# npm:` line: `dsh-seam setup` patches DSH; the lockfile names no local path; runs
@@ -97,9 +97,9 @@ if [ $status -eq 0 ]; then
   node -e '
     const seen = JSON.parse(process.argv[1])
     const ok = seen.hasSeam === false && seen.guard?.name === "AgentContextSeamError" && seen.guard.missing === "request-projection"
-      && seen.mode === "dsh-native" && seen.refusal?.code === "mode-unavailable" && seen.turns === 3 && seen.requests === 3 && seen.errors.length === 0
+      && seen.mode === "dsh-native" && seen.refusal?.code === "architecture-conflict" && seen.refusal.reason === "mode-unavailable" && seen.turns === 3 && seen.requests === 3 && seen.errors.length === 0
     process.exit(ok ? 0 : 1)' "$out" 2>/dev/null && status=0 || status=1
-  check 'stock DSH: every package imports, the guard throws, AgentTavern refuses agent-managed and runs dsh-native 3 turns' $status
+  check 'stock DSH: every package imports, the guard throws, AgentTavern refuses activating agent-managed closed, dsh-native runs 3 turns' $status
 fi
 
 patched_app() { # package manager: the README's install block as written, run the app, verify its log

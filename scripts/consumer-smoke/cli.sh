@@ -7,8 +7,9 @@
 # `dsh --profile headless --dump-config` must show their layers, and the headless CLI runs against a loopback
 # DeepSeek-compatible server (scripts/source-checkout/mock-deepseek.mjs) with AgentTavern asked for agent-managed
 # (AGENT_TAVERN_CONTEXT_MODE):
-#   stock half (`dsh-seam setup --no-patches`): AgentTavern refuses agent-managed with its mode-unavailable warning
-#     (no mode event: stock cannot write it ignorable) and runs dsh-native for $STOCK_TURNS turns;
+# `dsh plugin` lists AgentTavern's bundle first, so the compaction bundle's row is the one compaction service.
+#   stock half (`dsh-seam setup --no-patches`): AgentTavern asked for dsh-native runs $STOCK_TURNS turns (asked for
+#     agent-managed it would refuse the activation closed and fail the turn: test/tavern/bundle.test.ts);
 #   patched half (`dsh-seam setup`): agent-managed runs $PATCHED_TURNS turns with tool calls, the released
 #     `dsh-seam verify` rebuilds every request from the log and `dsh-seam inspect` shows projected requests.
 # Each check prints `pass  <name>` or `FAIL  <name>`; the last line is `N passed, N failed`.
@@ -91,13 +92,13 @@ setup_profile() { # app-dir, home: docs/cli-bundles.md step 2, both bundles by n
     @dsh-seam/agent-tavern @dsh-seam/compaction-effective-projection "file:$here/scripted-user") > "$home.plugin.log" 2>&1
 }
 
-cli_run() { # label, app-dir, home, turns, compression: one headless session; leaves $work/<label>/{stdout,stderr,status,requests.jsonl}
+cli_run() { # label, app-dir, home, turns, compression, mode: one headless session; leaves $work/<label>/{stdout,stderr,status,requests.jsonl}
   local label=$1 app=$2 home=$3 dir=$work/$1 status=0
   mkdir -p "$dir/cwd"
   sed -e "s|@WINDOW@|$WINDOW|g; s|@TURNS@|$4|g; s|@COMPRESSION@|$5|g; s|@WARNINGS@|$dir/warnings.log|g" "$here/cli-run.patch.yml" > "$dir/run.patch.yml"
   start_mock "$dir/requests.jsonl" "$dir/mock.out"
   if [ -n "$MOCK_PORT" ]; then
-    (cd "$dir/cwd" && DSH_HOME=$home DEEPSEEK_BASE_URL="http://127.0.0.1:$MOCK_PORT/v1" DEEPSEEK_API_KEY=fake AGENT_TAVERN_CONTEXT_MODE=agent-managed \
+    (cd "$dir/cwd" && DSH_HOME=$home DEEPSEEK_BASE_URL="http://127.0.0.1:$MOCK_PORT/v1" DEEPSEEK_API_KEY=fake AGENT_TAVERN_CONTEXT_MODE=$6 \
       timeout 600 "$app/node_modules/.bin/dsh" --profile headless --patch "$dir/run.patch.yml" "$TASK") > "$dir/stdout" 2> "$dir/stderr" || status=$?
   else
     echo "the loopback server did not start: $(cat "$dir/mock.out")" > "$dir/stderr"
@@ -106,7 +107,7 @@ cli_run() { # label, app-dir, home, turns, compression: one headless session; le
   stop_mock
   echo $status > "$dir/status"
   touch "$dir/requests.jsonl"
-  echo "$label: AGENT_TAVERN_CONTEXT_MODE=agent-managed dsh --profile headless --patch run.patch.yml '<task>' -> exit $status, $(grep -c '"kind":"\(tool-call\|reply\)"' "$dir/requests.jsonl") chat requests"
+  echo "$label: AGENT_TAVERN_CONTEXT_MODE=$6 dsh --profile headless --patch run.patch.yml '<task>' -> exit $status, $(grep -c '"kind":"\(tool-call\|reply\)"' "$dir/requests.jsonl") chat requests"
   sed 's/^/  stderr: /' "$dir/stderr" | head -5
 }
 
@@ -143,23 +144,22 @@ status=0
 (cd "$work" && DSH_HOME=$home "$app/node_modules/.bin/dsh" --profile headless --dump-config) > "$work/dump-config.yml" 2> "$work/dump-config.err" || status=$?
 grep -n '^# == @dsh-seam\|^# == .*patched by @dsh-seam' -A3 "$work/dump-config.yml" | sed 's/^/  /'
 for want in '^# == @dsh-seam/agent-tavern$' "^  name: '@dsh-seam/agent-tavern/host'$" '^# == @dsh-seam/compaction-effective-projection$' \
-  "^  name: '@dsh-seam/compaction-effective-projection'$" '^# == @deepseek-ai/dsh-base, patched by @dsh-seam/compaction-effective-projection$'; do
+  "^  name: '@dsh-seam/compaction-effective-projection'$" '^# == @deepseek-ai/dsh-base, patched by @dsh-seam/agent-tavern$'; do
   grep -q "$want" "$work/dump-config.yml" || status=1
 done
-grep -A3 'patched by @dsh-seam/compaction-effective-projection$' "$work/dump-config.yml" | grep 'disabled: true' > /dev/null || status=1
-check 'dsh --profile headless --dump-config: the @dsh-seam/agent-tavern and compaction layers, compaction-basic disabled by the latter' $status
+grep -A3 '^# == @deepseek-ai/dsh-base, patched by @dsh-seam/agent-tavern$' "$work/dump-config.yml" | grep 'disabled: true' > /dev/null || status=1
+grep -q "^  name: '@dsh-seam/agent-tavern/compaction'$" "$work/dump-config.yml" || status=1
+# One compaction service: `dsh plugin` lists AgentTavern's bundle first, so the compaction bundle's layer disables the
+# curator's row and its own row serves.
+grep -A8 '^# == @dsh-seam/agent-tavern, patched by @dsh-seam/compaction-effective-projection$' "$work/dump-config.yml" | grep -q 'disabled: true' || status=1
+check 'dsh --profile headless --dump-config: the @dsh-seam layers; one compaction service (compaction-basic and the curator'"'"'s row disabled, compaction-projection serving)' $status
 
-cli_run stock "$app" "$home" $STOCK_TURNS none
+cli_run stock "$app" "$home" $STOCK_TURNS none dsh-native
 log=$(session_of "$home")
 stats=$(stats_of "$app" "$log")
 echo "stock: ${log#"$work"/}: $stats"
-# The refusal is AgentTavern's logger warning (the scripted-user row collects them: headless prints none); a stock
-# dsh-session cannot write it ignorable, so it stays off the log.
-warned=$(grep -ho 'agent-tavern: .*agent-managed is unavailable on this host: .*; it runs dsh-native' "$work/stock/warnings.log" 2>/dev/null | head -1 || true)
-echo "  warning: ${warned:-none}"
 refused=$(json "$stats" 'v.modes.length === 0 ? 0 : 1' 2>/dev/null || echo 1)
-check "stock CLI, agent-managed asked: AgentTavern warns mode-unavailable (missing agent/context, projection-aware-compaction), no mode event in the stock log" \
-  "$( [ "$refused" = 0 ] && [[ "$warned" == *'agent/context seam'*'effective projection'* ]] && echo 0 || echo 1)"
+check "stock CLI, dsh-native asked: no mode event in the stock log (a log without one runs dsh-native)" "$refused"
 ok=$(json "$stats" "v.turns === $STOCK_TURNS && v.failedTurns === 0 && v.toolCalls >= $STOCK_TURNS && v.toolErrors === 0 && v.projections === 0 ? 0 : 1" 2>/dev/null || echo 1)
 check "stock CLI: runs dsh-native, exit $(cat "$work/stock/status"), $(json "$stats" 'v.turns ?? 0')/$STOCK_TURNS turns completed, $(json "$stats" 'v.toolCalls ?? 0') AgentTavern tool calls answered, no request/projection" \
   "$( [ "$ok" = 0 ] && [ "$(cat "$work/stock/status")" -eq 0 ] && echo 0 || echo 1)"
@@ -190,7 +190,7 @@ setup_profile "$app" "$home" || status=$?
 [ $status -eq 0 ] || tail -n 20 "$home.plugin.log" || true
 check 'patched app: dsh plugin --profile headless add both bundles' $status
 
-cli_run patched "$app" "$home" $PATCHED_TURNS zstd
+cli_run patched "$app" "$home" $PATCHED_TURNS zstd agent-managed
 log=$(session_of "$home")
 stats=$(stats_of "$app" "$log")
 echo "patched: ${log#"$work"/}: $stats"

@@ -1,6 +1,6 @@
 // A plugin author's app on stock DeepSeek Harness 0.1.0-rc.8 from npm, with the packed public packages installed
-// beside it: the packages import, the guard fails loud, AgentTavern refuses agent-managed (mode-unavailable) and
-// runs dsh-native for 3 turns. Prints one JSON line of what it saw; run by scripts/consumer-smoke.sh in a fresh app.
+// beside it: the packages import, the guard fails loud, AgentTavern refuses activating agent-managed closed (a typed
+// architecture-conflict naming mode-unavailable, nothing bound) and, mounted dsh-native, runs 3 turns. Prints one JSON line of what it saw; run by scripts/consumer-smoke.sh in a fresh app.
 import { Context } from '@deepseek-ai/cordis'
 import agent from '@deepseek-ai/dsh-agent'
 import agentLoop from '@deepseek-ai/dsh-agent-loop'
@@ -10,7 +10,7 @@ import session, { SessionId } from '@deepseek-ai/dsh-session'
 import systemPrompt from '@deepseek-ai/dsh-system-prompt'
 import tokenMeter from '@deepseek-ai/dsh-token-meter'
 import tools from '@deepseek-ai/dsh-tools'
-import { AgentTavern, contextModeOf, contextModeRefusal } from '@dsh-seam/agent-tavern'
+import { AgentTavern, contextModeOf } from '@dsh-seam/agent-tavern'
 import { assertAgentContextSeam, hasAgentContextSeam } from '@dsh-seam/agent-loop-patch'
 import '@dsh-seam/agent-context'
 import '@dsh-seam/compaction-effective-projection'
@@ -48,10 +48,12 @@ try {
   seen.guard = { name: error.name, missing: error.missing }
 }
 const mira = ctx.agentLoop.create(SessionId('stock-app'), { provider: 'fake', model: 'fake-model' })
-await mira.ctx.plugin(AgentTavern, { character: { name: 'Mira', identity: 'The ferrywoman.' }, contextMode: 'agent-managed' })
+const character = { name: 'Mira', identity: 'The ferrywoman.' }
+// Activating agent-managed on stock DSH is refused closed (nothing bound or recorded); dsh-native then mounts.
+const mounted = contextMode => Promise.resolve(mira.ctx.plugin(AgentTavern, { character, contextMode }))
+seen.refusal = await mounted('agent-managed').then(() => 'mounted', ({ code, reason, missing }) => ({ code, reason, missing }))
+await mounted('dsh-native')
 seen.mode = contextModeOf(mira)
-const refusal = contextModeRefusal(mira)
-seen.refusal = refusal && { code: refusal.code, missing: refusal.missing }
 for (const text of ['one', 'two', 'three']) {
   mira.followup(createUserMessage({ content: [{ type: 'text', text }], source: { kind: 'user' } }))
   await mira.whenIdle()

@@ -1,5 +1,5 @@
 // An app on stock DSH rc.8 (run with --import ./stock-resolve.mjs): every public package imports; detection answers
-// false; the guard throws; AgentTavern refuses agent-managed and runs dsh-native; a compressed log is refused by code.
+// false; the guard throws; AgentTavern refuses activating agent-managed closed and runs dsh-native; a compressed log is refused by code.
 // Prints one JSON line of what it saw.
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -20,7 +20,7 @@ for (const name of packages) {
 }
 const { readSessionLog } = await import('@dsh-seam/agent-context')
 const { assertAgentContextSeam, hasAgentContextSeam } = await import('@dsh-seam/agent-loop-patch')
-const { AgentTavern, contextModeOf, contextModeRefusal } = await import('@dsh-seam/agent-tavern')
+const { AgentTavern, contextModeOf } = await import('@dsh-seam/agent-tavern')
 const { bootLoop, stockDsh, textReply } = await import('@dsh-seam/loop-testkit')
 const session = await import('@deepseek-ai/dsh-session')
 seen.stockSession = !session.KNOWN_SESSION_EVENT_TYPES.has('request/projection')
@@ -36,10 +36,14 @@ try {
   seen.guard = { name: error.name, missing: error.missing, message: error.message }
 }
 const agent = loop.create('stock-app')
-await agent.ctx.plugin(AgentTavern, { character: { name: 'Mira', identity: 'The ferrywoman.' }, contextMode: 'agent-managed' })
+const character = { name: 'Mira', identity: 'The ferrywoman.' }
+try {
+  await agent.ctx.plugin(AgentTavern, { character, contextMode: 'agent-managed' })
+} catch (error) {
+  seen.refusal = { code: error.code, reason: error.reason, missing: error.missing }
+}
+await agent.ctx.plugin(AgentTavern, { character, contextMode: 'dsh-native' })
 seen.mode = contextModeOf(agent)
-const refusal = contextModeRefusal(agent)
-seen.refusal = refusal === undefined ? undefined : { code: refusal.code, missing: refusal.missing }
 for (const text of ['one', 'two', 'three']) await loop.say(agent, text)
 seen.turns = agent.session.events.filter(event => event.type === 'turn/end').length
 seen.requests = loop.adapter.requests.length

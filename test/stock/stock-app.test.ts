@@ -1,8 +1,8 @@
 /**
  * The public packages in an app on stock DSH rc.8: every `@deepseek-ai/*` import resolves from the unmodified npm set
  * (`stock-resolve.mjs`, in a child process, so no patched module is loaded beside it). Nothing crashes at import,
- * detection answers false, `assertAgentContextSeam` fails loud, AgentTavern refuses `agent-managed` with
- * `mode-unavailable` and runs `dsh-native` with a log stock DSH can read (the CLI verifies it there), and a compressed
+ * detection answers false, `assertAgentContextSeam` fails loud, AgentTavern refuses activating `agent-managed` closed
+ * (`architecture-conflict`, `mode-unavailable`) and runs `dsh-native` with a log stock DSH can read (the CLI verifies it there), and a compressed
  * log is refused by code. On the patched set the guard
  * passes, and without an agent loop it names that.
  */
@@ -32,7 +32,7 @@ describe('an app on stock DSH rc.8', () => {
       hasSeam: false,
       guard: { name: 'AgentContextSeamError', missing: 'request-projection', message: expect.stringMatching(/^my-policy needs the agent\/context seam, and this app has a stock DSH build/) },
       mode: 'dsh-native',
-      refusal: { code: 'mode-unavailable', missing: ['agent/context', 'projection-aware-compaction'] },
+      refusal: { code: 'architecture-conflict', reason: 'mode-unavailable', missing: ['agent/context', 'projection-aware-compaction'] },
       turns: 3,
       requests: 3,
       errors: [],

@@ -10,11 +10,11 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import { contentText, contextModeOf, contextModeRefusal, TAVERN_REFERENCE_HINT } from '@dsh-seam/agent-tavern'
+import { contentText, contextModeOf, contextModeRefusal, TAVERN_REFERENCE_HINT, tavernBindings } from '@dsh-seam/agent-tavern'
 import * as TavernHost from '@dsh-seam/agent-tavern/host'
 import { offerReferenceHint, ProjectionAwareCompactionEngine } from '@dsh-seam/compaction-effective-projection'
 import { bootLoop, patchedDsh, stockDsh } from '@dsh-seam/loop-testkit'
-import type { BootedLoop } from '@dsh-seam/loop-testkit'
+import type { BootedLoop, BootOptions } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import { MIRA, SMALL_POLICY, toolModel } from './support.ts'
 
@@ -27,7 +27,7 @@ async function hostLoop(dsh: Awaited<ReturnType<typeof patchedDsh>>, contextMode
   return bootLoop(dsh, {
     contextWindow: 20_000,
     fallback: toolModel,
-    plugins: [[ProjectionAwareCompactionEngine, compaction], [TavernHost, { character: MIRA, contextMode, policy: SMALL_POLICY }]],
+    plugins: [[ProjectionAwareCompactionEngine, compaction], [TavernHost, { character: MIRA, contextMode, policy: SMALL_POLICY, bindNewSessions: true }]],
   })
 }
 
@@ -48,7 +48,7 @@ async function compactedAfterTurns(loop: BootedLoop, id: string): Promise<Agent>
 }
 
 describe('bundle manifests', () => {
-  for (const [dir, names] of [['agent-tavern', ['@dsh-seam/agent-tavern/host']], ['compaction-effective-projection', ['@dsh-seam/compaction-effective-projection']]] as const) {
+  for (const [dir, names] of [['agent-tavern', ['@dsh-seam/agent-tavern/compaction', '@dsh-seam/agent-tavern/host']], ['compaction-effective-projection', ['@dsh-seam/compaction-effective-projection']]] as const) {
     it(`${dir}: dsh.bundle.patch names a packed file whose rows load this package's exports`, () => {
       const manifest = JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')) as { name: string; files: string[]; exports: Record<string, unknown>; dsh?: { bundle?: { patch?: string } } }
       const patch = manifest.dsh?.bundle?.patch
@@ -62,7 +62,7 @@ describe('bundle manifests', () => {
 })
 
 describe('the AgentTavern host row', () => {
-  it('mounts AgentTavern on every agent the app creates, agent-managed on the patched loop with the bundle compaction', async () => {
+  it('binds and mounts AgentTavern on each new top-level session (bindNewSessions), agent-managed on the patched loop with the bundle compaction', async () => {
     const loop = await hostLoop(await patchedDsh(), 'agent-managed')
     const [first, second] = [loop.create('first'), loop.create('second')]
     for (const agent of [first, second]) {
@@ -84,17 +84,23 @@ describe('the AgentTavern host row', () => {
     expect(JSON.stringify(end?.data)).toContain('contextMode \\"super-managed\\" is not one of')
   })
 
-  it('on the stock loop the same rows boot: managed is refused with mode-unavailable and the session runs dsh-native', async () => {
+  it('on the stock loop the same rows boot: activating managed fails closed, the turn fails with the conflict and sends nothing, native runs', async () => {
     const stock = await stockDsh()
-    const loop = await bootLoop(stock, {
+    const rows = (contextMode: string): BootOptions => ({
       fallback: toolModel,
-      plugins: [[ProjectionAwareCompactionEngine, BUNDLE_COMPACTION], [TavernHost, { character: MIRA, contextMode: 'agent-managed' }]],
+      plugins: [[ProjectionAwareCompactionEngine, BUNDLE_COMPACTION], [TavernHost, { character: MIRA, contextMode, bindNewSessions: true }]],
     })
+    const loop = await bootLoop(stock, rows('agent-managed'))
     const agent = loop.create('stock')
     await loop.say(agent, 'Who waits at the landing?')
-    expect(contextModeOf(agent)).toBe('dsh-native')
-    expect(contextModeRefusal(agent)).toMatchObject({ requested: 'agent-managed', code: 'mode-unavailable', missing: ['agent/context', 'projection-aware-compaction'] })
-    expect(agent.session.events.filter(event => event.type === 'turn/end')).toHaveLength(1)
+    expect(loop.adapter.requests).toEqual([])
+    expect(JSON.stringify(agent.session.events.findLast(event => event.type === 'turn/end')?.data)).toContain('cannot activate agent-managed (mode-unavailable)')
+    expect(tavernBindings(loop.ctx).get('stock')).toBeUndefined()
+    const native = await bootLoop(stock, rows('dsh-native'))
+    const plain = native.create('stock-native')
+    await native.say(plain, 'Who waits at the landing?')
+    expect(contextModeOf(plain)).toBe('dsh-native')
+    expect(native.errors).toEqual([])
   })
 })
 

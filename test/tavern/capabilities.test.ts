@@ -5,7 +5,7 @@
  */
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import { AgentTavern, CONTEXT_MODE_EVENT, contextModeOf, contextModeRefusal, inspectCapabilities, setContextMode } from '@dsh-seam/agent-tavern'
+import { AgentTavern, CONTEXT_MODE_EVENT, contextModeOf, inspectCapabilities, setContextMode, tavernBindings } from '@dsh-seam/agent-tavern'
 import { ProjectionAwareCompactionEngine } from '@dsh-seam/compaction-effective-projection'
 import type { BootedLoop } from '@dsh-seam/loop-testkit'
 import { bootLoop, patchedDsh, stockDsh, textReply } from '@dsh-seam/loop-testkit'
@@ -29,24 +29,21 @@ describe('on stock rc.8', () => {
     expect(report.managed.reasons).toHaveLength(2)
   })
 
-  it('refuses agent-managed at mount and keeps running dsh-native, warning why and keeping it in contextModeRefusal, off the log', async () => {
+  it('refuses activating agent-managed closed: a typed conflict naming what is missing, nothing bound, no event, nothing sent; native still mounts', async () => {
     const dsh = await stockDsh()
     const loop = await bootLoop(dsh, { plugins: [[dsh.compactionBasic.default]], fallback: textReply('Aye.') })
-    const warnings: string[] = []
-    loop.ctx.logger.exporter({ levels: { default: 3 }, export: message => message.type === 'warn' && warnings.push(`${message.name}: ${String(message.args[0])}`) })
     const agent = loop.create('stock-managed')
-    await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed' } as never)
+    await expect(agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed' } as never)).rejects.toMatchObject({
+      code: 'architecture-conflict', reason: 'mode-unavailable', status: 409, httpCode: 'TAVERN_ARCHITECTURE_CONFLICT', missing: ['agent/context', 'projection-aware-compaction'],
+      message: expect.stringContaining(inspectCapabilities(agent.ctx).managed.reasons[0]!),
+    })
+    expect(agent.session.events).toEqual([])
+    expect(tavernBindings(loop.ctx).get('stock-managed')).toBeUndefined()
+    expect(loop.adapter.requests).toEqual([])
+    await agent.ctx.plugin(AgentTavern, { character: MIRA } as never)
     expect(contextModeOf(agent)).toBe('dsh-native')
-    const refusal = contextModeRefusal(agent)!
-    expect(refusal).toMatchObject({ requested: 'agent-managed', code: 'mode-unavailable', missing: ['agent/context', 'projection-aware-compaction'] })
-    expect(refusal.reason).toContain(inspectCapabilities(agent.ctx).managed.reasons[0])
-    expect(warnings).toEqual([`agent-tavern: ${refusal.reason}; it runs dsh-native`])
-    // Stock dsh-session drops `ignorable` and would refuse to resume a log holding a type it does not know.
-    expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT)).toEqual([])
     await loop.say(agent, 'first')
-    await loop.say(agent, 'second')
     expect(loop.errors).toEqual([])
-    expect(JSON.stringify(loop.adapter.requests[1]!.messages)).toBe(JSON.stringify(agent.session.deriveMessages().slice(0, -1)))
     expect(agent.session.events.filter(event => !dsh.session.KNOWN_SESSION_EVENT_TYPES.has(event.type))).toEqual([])
   })
 
@@ -74,7 +71,7 @@ describe('on stock rc.8', () => {
     expect(JSON.stringify(second!.messages)).toBe(JSON.stringify(agent.session.deriveMessages().slice(0, -1)))
     expect(second!.tools!.map(tool => tool.name)).toEqual(expect.arrayContaining(['tavern_history_search', 'tavern_history_read', 'memory_write', 'memory_search']))
     expect(second!.system).toContain('You are Mira. The ferrywoman of the Grey Estuary.')
-    await expect(setContextMode(agent, 'agent-managed')).rejects.toMatchObject({ code: 'mode-unavailable' })
+    await expect(setContextMode(agent, 'agent-managed')).rejects.toMatchObject({ code: 'architecture-conflict', reason: 'mode-unavailable' })
     expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT)).toEqual([])
   })
 })
@@ -84,9 +81,7 @@ describe('on the patched build', () => {
     const dsh = await patchedDsh()
     const loop = await bootLoop(dsh, { plugins: [[dsh.compactionBasic.default]] })
     expect(inspectCapabilities(loop.ctx).managed).toMatchObject({ available: false, missing: ['projection-aware-compaction'] })
-    const agent = await mount(loop, 'patched-basic', 'agent-managed')
-    expect(contextModeOf(agent)).toBe('dsh-native')
-    expect(contextModeRefusal(agent)).toMatchObject({ code: 'mode-unavailable', missing: ['projection-aware-compaction'] })
+    await expect(mount(loop, 'patched-basic', 'agent-managed')).rejects.toMatchObject({ code: 'architecture-conflict', reason: 'mode-unavailable', missing: ['projection-aware-compaction'] })
   })
 
   it('with projection-aware compaction measuring the surface: the agreed flag is 0, so agent-managed is refused', async () => {

@@ -4,13 +4,14 @@
  * provider usage, and a policy that does not fit the route's window refused at mount.
  */
 
+import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { GenerateOptions, StreamChunk } from '@deepseek-ai/dsh-llm'
-import { AgentTavern, CONTEXT_MODE_EVENT, contentText, contextModeOf, contextModeRefusal, lastSelection } from '@dsh-seam/agent-tavern'
+import { AgentTavern, contentText, contextModeOf, contextModeRefusal, lastSelection, tavernBindings } from '@dsh-seam/agent-tavern'
 import { projectionEvents } from '@dsh-seam/agent-context'
 import { priceRequest, requestEnvelope } from '@dsh-seam/compaction-effective-projection'
 import { describe, expect, it } from 'vitest'
-import { REMINDER_SOURCES } from '../../packages/agent-tavern/src/anchor.ts'
-import { expectRebuiltFromLog, loopRequests, MIRA, runtimeContext, SMALL_POLICY, tavernAgent, tavernLoop, toolModel } from './support.ts'
+import { reminderOf } from '../../packages/agent-tavern/src/anchor.ts'
+import { expectRebuiltFromLog, loopRequests, MIRA, SMALL_POLICY, tavernAgent, tavernLoop, toolModel } from './support.ts'
 
 const lastReply = (events: readonly { type: string; data: unknown }[]): string => {
   const reply = events.findLast(event => event.type === 'assistant/message') as { data: { message: { content: never } } }
@@ -41,7 +42,7 @@ describe('Chinese retrieval on the managed loop', () => {
 describe('memory tools', () => {
   it('write, search, read, update (id + revision) and forget through the loop; results carry truncated and sourceCount; a forgotten memory stays in the log', async () => {
     const loop = await tavernLoop()
-    const agent = await tavernAgent(loop, 'memory-tools', 'agent-managed', SMALL_POLICY, PRELOAD)
+    const agent = await tavernAgent(loop, 'memory-tools', 'agent-managed')
     const call = async (tool: string, args: object): Promise<unknown> => {
       await loop.say(agent, `CALL ${tool} ${JSON.stringify(args)}`)
       const text = lastReply(agent.session.events)
@@ -62,21 +63,19 @@ describe('memory tools', () => {
     expect(updated).not.toBe(written)
     expect(await call('memory_update', { id, revision: written, text: '灯塔的地窖钥匙在别人手里' })).toMatch(new RegExp(`changed: it is at revision ${updated}, not "${written}"; read it again with memory_read`))
     expect(await call('memory_read', { id })).toMatchObject({ id, text: '灯塔的地窖钥匙在旅人手里', confidence: 1, importance: 0.9, revision: updated })
-    expect(runtimeContext(loopRequests(loop).at(-1)!.messages)).toContain('- 灯塔的地窖钥匙在旅人手里')
     expect(await call('memory_forget', { id, revision: written })).toMatch(/changed: it is at revision/)
     expect(await call('memory_forget', { id, revision: updated })).toEqual({ id, forgotten: true })
     expect(await call('memory_search', { query: '地窖钥匙' })).toMatchObject({ hits: [{ text: 'the ford floods at high water' }], truncated: false, sourceCount: 1 })
     expect(await call('memory_read', { id })).toMatch(/was forgotten/)
     expect(await call('memory_update', { id, revision: updated, text: 'again' })).toMatch(/was forgotten/)
     expect(await call('memory_write', { text: 'bad', importance: 2 })).toMatch(/importance 2 is not between 0 and 1/)
-    expect(runtimeContext(loopRequests(loop).at(-1)!.messages)).not.toContain('灯塔的地窖钥匙')
     expect(agent.session.events.some(event => event.type === 'tool/call' && event.data.name === 'memory_forget')).toBe(true)
     expect(loop.errors).toEqual([])
     expectRebuiltFromLog(loopRequests(loop), agent)
   })
 })
 
-/** Opt in to preloading the scene, facts and triggered lore as runtime contexts. */
+/** Opt in to preloading the scene, facts and triggered lore once, at activation. */
 const PRELOAD = { preloadAssets: true }
 
 const LORE = [
@@ -104,24 +103,39 @@ describe('non-kernel content', () => {
   })
 })
 
-describe('lore (preloadAssets: true)', () => {
-  it('shows the entries the recent turns trigger in the runtime context, which the managed policy keeps while they stay triggered', async () => {
+/** The `dsh-tavern` snapshots of a request or log: the assets preloaded at activation. */
+const preloads = (messages: readonly GenerateOptions['messages'][number][]): string[] =>
+  messages.filter(message => message.source.kind === 'plugin' && message.source.plugin === 'dsh-tavern' && message.source.form === 'snapshot').map(message => contentText(message.content))
+
+describe('preloadAssets: once, at activation', () => {
+  it('preloads the scene and the lore the first batch triggers in one dsh-tavern snapshot, never again, which the managed policy keeps', async () => {
     const loop = await tavernLoop()
-    const agent = loop.create('lore')
-    await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed', policy: SMALL_POLICY, lore: { entries: LORE, scanTurns: 2 }, ...PRELOAD } as never)
-    for (let i = 1; i <= 12; i++) await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
+    const agent = loop.create('preload')
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, scene: 'the ferry dock at dawn', contextMode: 'agent-managed', policy: SMALL_POLICY, lore: { entries: LORE, scanTurns: 2 }, ...PRELOAD } as never)
     await loop.say(agent, 'We pass the old salt mill and the 灯塔 beyond it.')
-    await loop.say(agent, 'I walk on.')
-    const triggered = loopRequests(loop).at(-1)!
-    expect(runtimeContext(triggered.messages)).toContain('World info:\n- The salt mill: A ruined tide mill on the marsh edge.\n- 灯塔: 熄灭了十一年的灯塔。')
+    const [first] = loopRequests(loop)
+    expect(preloads(first!.messages)).toEqual(['Current scene: the ferry dock at dawn\n\nWorld info:\n- The salt mill: A ruined tide mill on the marsh edge.\n- 灯塔: 熄灭了十一年的灯塔。'])
+    for (let i = 1; i <= 14; i++) await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
     expect(lastSelection(agent)!.state.boundary).toBeGreaterThan(0)
-    await loop.say(agent, 'I walk on again.')
-    await loop.say(agent, 'And on.')
-    expect(runtimeContext(loopRequests(loop).at(-1)!.messages)).not.toContain('World info')
+    const logged = agent.session.events.flatMap(event => event.type === 'user/message' ? [event.data] : [])
+    expect(preloads(logged)).toHaveLength(1)
+    expect(preloads(loopRequests(loop).at(-1)!.messages)).toHaveLength(1)
+    expect(loopRequests(loop).every(request => preloads(request.messages).length === 1)).toBe(true)
     expect(loop.errors).toEqual([])
     expectRebuiltFromLog(loopRequests(loop), agent)
   })
 
+  it('is not retroactive: a session with turns bound later gets no preload', async () => {
+    const loop = await tavernLoop()
+    const agent = loop.create('preload-late')
+    await loop.say(agent, 'We pass the old salt mill.')
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, scene: 'the ferry dock at dawn', policy: SMALL_POLICY, lore: { entries: LORE }, ...PRELOAD } as never)
+    await loop.say(agent, 'We pass the old salt mill again.')
+    expect(loopRequests(loop).flatMap(request => preloads(request.messages))).toEqual([])
+  })
+})
+
+describe('lore', () => {
   it('is searchable with tavern_lore_search', async () => {
     const loop = await tavernLoop()
     const agent = loop.create('lore-search')
@@ -136,10 +150,11 @@ describe('reminders', () => {
     const loop = await tavernLoop()
     const agent = await tavernAgent(loop, 'anchors', 'agent-managed')
     for (let i = 1; i <= 22; i++) await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
-    const reminders = agent.session.events.flatMap(event => event.type === 'user/message' && event.data.source.kind === 'plugin' && event.data.source.plugin.startsWith('@dsh-seam/agent-tavern/') ? [event.data.id] : [])
-    expect(reminders).toEqual(['agent-tavern-opening-1', 'agent-tavern-anchor-5', 'agent-tavern-anchor-10', 'agent-tavern-anchor-15', 'agent-tavern-anchor-20'])
+    const reminders = agent.session.events.flatMap(event => event.type === 'user/message' && reminderOf(event.data) !== undefined ? [event.data] : [])
+    expect(reminders.map(message => message.id)).toEqual(['agent-tavern-opening-1', 'agent-tavern-anchor-5', 'agent-tavern-anchor-10', 'agent-tavern-anchor-15', 'agent-tavern-anchor-20'])
+    expect(reminders.map(message => message.source)).toEqual([1, 5, 10, 15, 20].map(turn => ({ kind: 'plugin', plugin: 'dsh-tavern', form: turn === 1 ? 'tavern-opening' : 'tavern-anchor', turn })))
     const last = loopRequests(loop).at(-1)!
-    const sentReminders = last.messages.filter(message => message.source.kind === 'plugin' && Object.values<string>(REMINDER_SOURCES).includes(message.source.plugin)).map(message => message.id)
+    const sentReminders = last.messages.filter(message => reminderOf(message) !== undefined).map(message => message.id)
     expect(sentReminders).toEqual(['agent-tavern-opening-1', 'agent-tavern-anchor-20'])
     expect(last.messages.length).toBeLessThan(agent.session.deriveMessages().length - 1)
     expect(loop.errors).toEqual([])
@@ -241,20 +256,100 @@ describe('mounting', () => {
     expect(loopRequests(loop)[0]!.tools!.map(tool => tool.name)).toEqual(expect.arrayContaining(['tavern_lore_search', 'memory_read', 'memory_update', 'memory_forget']))
   })
 
-  it('refuses agent-managed when the policy does not fit the route\'s window: runs dsh-native and logs why, with the numbers', async () => {
+  it('refuses agent-managed closed when the policy does not fit the route\'s window: a typed conflict with the numbers, nothing bound or logged', async () => {
     const loop = await tavernLoop({ contextWindow: 20_000 })
     const agent = loop.create('too-small')
-    await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed', policy: { blockTokens: 4000 } } as never)
-    const reason = 'AgentTavern for agent "too-small": route fake/fake-model: policy blockTokens 4000 exceeds the recent budget 1200 tokens (recent share 0.06 of a 20000-token context window); lower blockTokens to at most 1200 or raise the recent share to at least 0.2'
-    expect(contextModeOf(agent)).toBe('dsh-native')
-    expect(contextModeRefusal(agent)).toEqual({ requested: 'agent-managed', code: 'invalid-config', reason, missing: [] })
-    expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).map(event => event.data)).toEqual([
-      { mode: 'dsh-native', previous: 'dsh-native', afterTurn: 0, refused: { requested: 'agent-managed', code: 'invalid-config', reason, missing: [] } },
-    ])
+    const reason = 'route fake/fake-model: policy blockTokens 4000 exceeds the recent budget 1200 tokens (recent share 0.06 of a 20000-token context window); lower blockTokens to at most 1200 or raise the recent share to at least 0.2'
+    await expect(agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed', policy: { blockTokens: 4000 } } as never))
+      .rejects.toMatchObject({ code: 'architecture-conflict', reason: 'invalid-config', status: 409, httpCode: 'TAVERN_ARCHITECTURE_CONFLICT', message: expect.stringContaining(reason) })
+    expect(() => contextModeOf(agent)).toThrow(/not mounted/)
+    expect(tavernBindings(loop.ctx).get('too-small')).toBeUndefined()
+    expect(agent.session.events).toEqual([])
     await loop.say(agent, 'hello')
-    await loop.say(agent, 'again')
     expect(loop.errors).toEqual([])
     expect(projectionEvents(agent.session.events)).toEqual([])
-    expect(JSON.stringify(loopRequests(loop).at(-1)!.messages)).toBe(JSON.stringify(agent.session.deriveMessages().slice(0, -1)))
+  })
+})
+
+/** A reminder in the real app's shape (`createAnchorMessage` / `createOpeningMessage` of LingyeSoul/dsh-tavern). */
+const realReminder = (form: 'tavern-opening' | 'tavern-anchor', turn: number): object => ({
+  id: `real-${form}-${turn}`,
+  role: 'user',
+  content: [{ type: 'text', text: `<${form}>Standing duties (turn ${turn}).</${form}>` }],
+  source: { kind: 'plugin', plugin: 'dsh-tavern', form, turn },
+})
+
+/** The real app's reminder listener, as it registers itself: prepended, appending to the batch after `next()`. */
+function realAppReminders(agent: Agent, every: number): void {
+  agent.ctx.on('agent/pre-step', async (payload, next) => {
+    const decision = await next()
+    if (decision.kind !== 'enter' || payload.step !== 1 || decision.messages.length === 0) return decision
+    const form = payload.turn === 1 ? 'tavern-opening' : payload.turn % every === 0 ? 'tavern-anchor' : undefined
+    return form === undefined ? decision : { kind: 'enter', messages: [...decision.messages, realReminder(form, payload.turn) as never] }
+  }, { prepend: true })
+}
+
+describe('the real app\'s messages', () => {
+  it('keeps the real tavern-opening and the newest tavern-anchor in every managed request, and never forgets at one', async () => {
+    const loop = await tavernLoop()
+    const agent = loop.create('real-reminders')
+    realAppReminders(agent, 7)
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed', policy: SMALL_POLICY, anchorEvery: 0 } as never)
+    const boundaries: number[] = []
+    for (let i = 1; i <= 22; i++) {
+      await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
+      boundaries.push(lastSelection(agent)!.state.boundary)
+    }
+    expect(boundaries.at(-1)).toBeGreaterThan(0)
+    for (const boundary of boundaries) {
+      const event = agent.session.events.find(found => found.seq === boundary)
+      if (event?.type === 'user/message') expect(reminderOf(event.data)).toBeUndefined()
+    }
+    const sent = loopRequests(loop).at(-1)!.messages.filter(message => reminderOf(message) !== undefined).map(message => message.id)
+    expect(sent).toEqual(['real-tavern-opening-1', 'real-tavern-anchor-21'])
+    expect(loop.errors).toEqual([])
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+
+  it('adds no reminder of its own to a turn that has one (the same-turn guard)', async () => {
+    const loop = await tavernLoop()
+    const agent = loop.create('same-turn')
+    realAppReminders(agent, 5)
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, policy: SMALL_POLICY, anchorEvery: 5 } as never)
+    for (let i = 1; i <= 11; i++) await loop.say(agent, `Turn ${i}.`)
+    const reminders = agent.session.events.flatMap(event => event.type === 'user/message' && reminderOf(event.data) !== undefined ? [event.data.id] : [])
+    expect(reminders).toEqual(['real-tavern-opening-1', 'real-tavern-anchor-5', 'real-tavern-anchor-10'])
+  })
+
+  it('reads imported history and greeting as story lines: the greeting is kept, history is forgotten a line at a time and found by the tools', async () => {
+    const loop = await tavernLoop()
+    const agent = await tavernAgent(loop, 'real-imports', 'agent-managed')
+    const greeting = { id: 'greeting', role: 'user', content: [{ type: 'text', text: 'Mira raises her lantern: "Fare is one copper, traveller."' }], source: { kind: 'plugin', plugin: 'dsh-tavern', form: 'greeting' } }
+    agent.session.append('user/message', greeting as never, { surfaceOp: 'append' })
+    for (let i = 0; i < 8; i++) {
+      const line = { id: `history-${i}`, role: 'user', content: [{ type: 'text', text: `Imported line ${i}: ${i === 0 ? 'the tide clock of Saltmere stopped at nine. ' : ''}${'the old story of the estuary and its ferry. '.repeat(12)}` }], source: { kind: 'plugin', plugin: 'dsh-tavern', form: 'history' } }
+      agent.session.append('user/message', line as never, { surfaceOp: 'append' })
+    }
+    for (let i = 1; i <= 6; i++) await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
+    await loop.say(agent, 'CALL tavern_history_search {"query":"tide clock Saltmere"}')
+    expect(loop.errors).toEqual([])
+    const ids = loopRequests(loop).at(-1)!.messages.map(message => message.id)
+    expect(ids).toContain('greeting')
+    expect(ids).not.toContain('history-1')
+    expect(lastReply(agent.session.events)).toContain('tide clock of Saltmere')
+    expectRebuiltFromLog(loopRequests(loop), agent)
+  })
+})
+
+describe('beside the real app\'s tools', () => {
+  it('tools.register: false keeps the app\'s own tools of these names: none registered, the managed listener and reminders still run', async () => {
+    const loop = await tavernLoop()
+    const agent = loop.create('adopt')
+    await agent.ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'agent-managed', policy: SMALL_POLICY, tools: { register: false } } as never)
+    for (let i = 1; i <= 12; i++) await loop.say(agent, `I walk along the reed bank, counting gulls (${i}).`)
+    expect(loop.errors).toEqual([])
+    expect(loopRequests(loop).flatMap(request => request.tools ?? []).map(tool => tool.name)).toEqual(loopRequests(loop).map(() => 'echo'))
+    expect(projectionEvents(agent.session.events).length).toBeGreaterThan(0)
+    expect(agent.session.events.some(event => event.type === 'user/message' && reminderOf(event.data) === 'anchor')).toBe(true)
   })
 })

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest'
 import { resolveConfig } from '../../packages/agent-tavern/src/config.ts'
 import { activeMemories } from '../../packages/agent-tavern/src/memory.ts'
 import { policyRevision } from '../../packages/agent-tavern/src/policy.ts'
-import { expectRebuiltFromLog, loopRequests, MIRA, runtimeContext, SMALL_POLICY, tavernAgent, tavernLoop } from './support.ts'
+import { expectRebuiltFromLog, loopRequests, MIRA, preloadedAssets, SMALL_POLICY, tavernAgent, tavernLoop } from './support.ts'
 
 const price = (meter: Parameters<typeof priceRequest>[0], request: GenerateOptions): number =>
   priceRequest(meter, { header: requestEnvelope(request.system, request.tools), messages: request.messages })
@@ -27,7 +27,7 @@ async function walk(loop: BootedLoop, agent: Agent, turns: number): Promise<void
 }
 
 describe('dsh-native', () => {
-  it('sends DSH’s whole surface, logs no projection, and keeps kernel, scene and facts in the prompt (preloadAssets)', async () => {
+  it('sends DSH’s whole surface, logs no projection, keeps the kernel in the prompt and the scene preloaded once (preloadAssets)', async () => {
     const loop = await tavernLoop()
     const agent = await tavernAgent(loop, 'native', 'dsh-native', SMALL_POLICY, { preloadAssets: true })
     await walk(loop, agent, 3)
@@ -38,14 +38,13 @@ describe('dsh-native', () => {
     expect(projectionEvents(agent.session.events)).toEqual([])
     expect(JSON.stringify(sent.at(-1)!.messages)).toBe(JSON.stringify(agent.session.deriveMessages().slice(0, -1)))
     expect(sent.at(-1)!.system).toContain('call tavern_history_search')
-    expect(runtimeContext(sent.at(-1)!.messages))
-      .toMatch(/Current scene: the ferry dock at dawn[\s\S]*Facts of the story:\n- the lantern quay closes at the third bell/)
+    expect(preloadedAssets(sent.at(-1)!.messages)).toBe('Current scene: the ferry dock at dawn')
     expectRebuiltFromLog(sent, agent)
   })
 })
 
 describe('agent-managed', () => {
-  it('sends node 0, the newest snapshot and the recent turns within budget, labelled with the policy revision', async () => {
+  it('sends node 0, the preloaded assets and the recent turns within budget, labelled with the policy revision', async () => {
     const loop = await tavernLoop()
     const agent = await tavernAgent(loop, 'managed', 'agent-managed', SMALL_POLICY, { preloadAssets: true })
     await walk(loop, agent, 2)
@@ -59,7 +58,7 @@ describe('agent-managed', () => {
     const last = sent.at(-1)!
     expect(last.messages.length).toBeLessThan(agent.session.deriveMessages().length - 1)
     expect(last.messages[0]).toEqual(agent.session.deriveMessages()[0])
-    expect(runtimeContext(last.messages)).toContain('Current scene: the reed maze on the eastern shore')
+    expect(preloadedAssets(last.messages)).toBe('Current scene: the ferry dock at dawn')
     const selection = lastSelection(agent)!
     const { budget } = selection
     expect(selection.calibratedTokens).toBeLessThanOrEqual(budget.input)
@@ -112,15 +111,13 @@ describe('agent-managed', () => {
     expectRebuiltFromLog(loopRequests(loop), agent)
   })
 
-  it('keeps memory notes as logged tool calls: the facts context and memory_search are rebuilt from the log', async () => {
+  it('keeps memory notes as logged tool calls: memory_search is rebuilt from the log', async () => {
     const loop = await tavernLoop()
     const agent = await tavernAgent(loop, 'memory', 'agent-managed', SMALL_POLICY, { preloadAssets: true })
     await loop.say(agent, 'Keep this in mind: the willow ford is only passable at low water.')
     await walk(loop, agent, 12)
     expect(activeMemories(agent.session.events).map(record => [record.text, record.tags, record.importance]))
       .toEqual([['the willow ford is only passable at low water', ['fact'], 0.7]])
-    const sent = loopRequests(loop)
-    expect(runtimeContext(sent.at(-1)!.messages)).toContain('- the willow ford is only passable at low water')
     await loop.say(agent, 'CALL memory_search {"query":"willow ford water"}')
     const found = contentText(agent.session.events.findLast(event => event.type === 'assistant/message')!.data.message.content)
     expect(found).toMatch(/^RESULT \{"hits":\[\{"id":"call-\d+","text":"the willow ford is only passable at low water","tags":\["fact"\],"scope":"chat","importance":0.7,"confidence":1,"turn":1,/)

@@ -88,11 +88,11 @@ export function expectRebuiltFromLog(sent: readonly GenerateOptions[], agent: Ag
 }
 
 /**
- * DSH's newest runtime-context snapshot among messages (scene, facts and lore live there).
+ * The assets AgentTavern preloaded at activation, as a request or log holds them (a `dsh-tavern` snapshot).
  * @param messages - request messages.
  * @returns its text, or '' when none.
  */
-export function runtimeContext(messages: readonly { source: GenerateOptions['messages'][number]['source']; content: GenerateOptions['messages'][number]['content'] }[]): string {
-  const snapshot = messages.findLast(message => message.source.kind === 'plugin' && message.source.plugin === '@deepseek-ai/dsh-system-prompt')
+export function preloadedAssets(messages: readonly { source: GenerateOptions['messages'][number]['source']; content: GenerateOptions['messages'][number]['content'] }[]): string {
+  const snapshot = messages.findLast(message => message.source.kind === 'plugin' && message.source.plugin === 'dsh-tavern' && message.source.form === 'snapshot')
   return snapshot === undefined ? '' : contentText(snapshot.content)
 }

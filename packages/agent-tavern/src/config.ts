@@ -7,6 +7,8 @@
 import z from '@deepseek-ai/schemastery'
 import { AgentTavernError } from './errors.ts'
 import type { LoreEntry } from './lore.ts'
+import type { SessionFormat } from './host-log.ts'
+import { SESSION_FORMATS } from './host-log.ts'
 import type { ContextMode } from './mode.ts'
 import { assertContextMode } from './mode.ts'
 import type { PolicyConfig } from './policy.ts'
@@ -28,6 +30,11 @@ export interface ToolLimits {
   readonly snippetChars: number
   /** Most characters `tavern_history_read` returns, and of memory text `memory_search` returns. */
   readonly readMaxChars: number
+  /**
+   * Register AgentTavern's tools (default). Off, an app that keeps its own tools of the same names (the real app's)
+   * adopts only the mode, the listener, the reminders and the capability check.
+   */
+  readonly register: boolean
 }
 
 /** World info: the entries and how many recent turns trigger them. */
@@ -40,9 +47,9 @@ export interface LoreConfig {
 /** Who may summarize the story with a model. */
 export interface CuratorConfig {
   /**
-   * Whether the deployment's compaction engine may summarize with a model call in `agent-managed` (an explicit
-   * curator). Off: managed mode runs only on a compaction engine with `summary: 'reference'`, so it makes no model
-   * call of its own.
+   * Whether AgentTavern's compaction curator (`@dsh-seam/agent-tavern/compaction`) writes this agent's compactions in
+   * `agent-managed` as model checkpoints. Off: it replaces a span with the reference, no model call. Any other engine
+   * that summarizes with a model refuses `agent-managed` either way (`hidden-summarizer`).
    */
   readonly summarizer: boolean
 }
@@ -65,11 +72,17 @@ export interface Config {
   readonly policy: PolicyConfig
   readonly curator: CuratorConfig
   /**
-   * Push the scene, the newest facts and the triggered lore into every request as runtime-context snapshots. Off
-   * (AgentTavern's `agentTavernPreloadAssets: false`): only the kernel is fixed, and the model fetches the rest with
+   * Preload the scene, the facts and the lore the story triggers once, at activation (the real app's
+   * `agentTavernPreloadAssets`): one `dsh-tavern` snapshot in the first batch after a session is bound, never for a
+   * session bound before. Off (the default): only the kernel is fixed, and the model fetches the rest with
    * `tavern_scene_get`, `memory_search` and `tavern_lore_search`.
    */
   readonly preloadAssets: boolean
+  /**
+   * The session format AgentTavern writes: `rc.8` (DSH 0.1.0-rc.8) or `v4` (DSH 0.2: `plugin:<name>` source kinds, the
+   * mode recorded beside the binding, not as a session event).
+   */
+  readonly sessionFormat: SessionFormat
 }
 
 /**
@@ -114,6 +127,7 @@ export const Config: z<Config> = z.object({
     searchLimit: z.natural().min(1).default(5),
     snippetChars: z.natural().min(16).default(280),
     readMaxChars: z.natural().min(16).default(4000),
+    register: z.boolean().default(true).description('Register the tools (off: keep the app\'s own tools of these names).'),
   }).default({} as ToolLimits),
   policy: z.object({
     shares: z.object({
@@ -130,9 +144,10 @@ export const Config: z<Config> = z.object({
       credibility: z.number().min(0).default(5),
     }).default({} as PolicyConfig['weights']),
   }).default({} as PolicyConfig),
-  preloadAssets: z.boolean().default(false).description('Push scene, facts and triggered lore into every request (else the model fetches them with tools).'),
+  preloadAssets: z.boolean().default(false).description('Preload scene, facts and triggered lore once, at activation (else the model fetches them with tools).'),
+  sessionFormat: z.union(SESSION_FORMATS.map(format => z.const(format))).default('rc.8').description('Session format: rc.8, or v4 (DSH 0.2).'),
   curator: z.object({
-    summarizer: z.boolean().default(false).description('Let the compaction engine summarize with a model in agent-managed mode.'),
+    summarizer: z.boolean().default(false).description('Let AgentTavern\'s compaction curator summarize this agent with a model in agent-managed mode.'),
   }).default({ summarizer: false }),
 }) as z<Config>
 

@@ -1,7 +1,10 @@
 /**
- * AgentTavern's one reader of what DSH 0.1.0-rc.8 keeps: the session's event log and the sources of its messages. Every
- * other module reads the log and message sources through these functions, so moving to DSH 0.2 (session format v4)
- * changes this module only (see the README, "On DSH 0.2").
+ * AgentTavern's one reader and writer of what DSH keeps: the session's event log, the sources of its messages and
+ * where the context mode is recorded. Every other module goes through these functions, so the session format is
+ * switched here only: `rc.8` (DSH 0.1.0-rc.8: `{kind: 'plugin', plugin}` sources, the mode as an ignorable session
+ * event) or `v4` (DSH 0.2 session format v4: producer-owned `plugin:<name>` source kinds, and a host that refuses
+ * plugin event types, so the mode is recorded beside the session's binding only). Sources of either shape are read
+ * in both, so a log read unmigrated still decodes.
  * @module @dsh-seam/agent-tavern/host-log
  */
 
@@ -10,8 +13,14 @@ import type { Message } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { standingSource } from '@dsh-seam/agent-context'
 
-/** A message source as rc.8 writes it. */
+/** A message source as DSH writes it. */
 type Source = Message['source']
+
+/** The session format AgentTavern writes: DSH 0.1.0-rc.8's, or DSH 0.2's format v4. */
+export type SessionFormat = 'rc.8' | 'v4'
+
+/** Every session format. */
+export const SESSION_FORMATS: readonly SessionFormat[] = ['rc.8', 'v4']
 
 /**
  * @param session - a live session.
@@ -21,12 +30,27 @@ export function logOf(session: Session): readonly SessionEvent[] {
   return session.events
 }
 
+/** The v4 source-kind prefix of a plugin's messages. */
+const PLUGIN_KIND = 'plugin:'
+
 /**
  * @param source - a message source.
- * @returns the plugin id of a plugin-sourced message (rc.8: `{ kind: 'plugin', plugin }`), else undefined.
+ * @returns the plugin id of a plugin-sourced message: rc.8's `{kind: 'plugin', plugin}` or v4's `{kind: 'plugin:<id>'}`;
+ *   else undefined.
  */
 export function pluginOf(source: Source): string | undefined {
-  return source.kind === 'plugin' ? source.plugin : undefined
+  if (source.kind === 'plugin') return source.plugin
+  const kind: string = source.kind
+  return kind.startsWith(PLUGIN_KIND) ? kind.slice(PLUGIN_KIND.length) : undefined
+}
+
+/**
+ * @param source - a message source.
+ * @returns its declared form (`instructions`, `snapshot`, the real app's `tavern-anchor`, `history`, …), if any.
+ */
+export function formOf(source: Source): string | undefined {
+  const { form } = source as { readonly form?: unknown }
+  return typeof form === 'string' ? form : undefined
 }
 
 /**
@@ -38,21 +62,25 @@ export function isUserSource(source: Source): boolean {
 }
 
 /**
- * A plugin-sourced message source.
+ * A plugin-sourced message source in the session format.
+ * @param format - the session format.
  * @param plugin - the plugin id.
- * @param form - how the host treats it.
+ * @param fields - `form` and the fields it carries (a snapshot's `sections`, a reminder's `turn`).
  * @returns the source.
  */
-export function pluginSource(plugin: string, form: 'instructions'): Source {
-  return { kind: 'plugin', plugin, form }
+export function pluginSource(format: SessionFormat, plugin: string, fields: { readonly form: string } & Record<string, unknown>): Source {
+  return (format === 'v4' ? { kind: `${PLUGIN_KIND}${plugin}`, ...fields } : { kind: 'plugin', plugin, ...fields }) as Source
 }
 
-/** Plugin context forms that carry story lines: chat imported from another log (`recall`) or relayed to this agent. */
-const STORY_FORMS: ReadonlySet<unknown> = new Set(['recall', 'relay'])
+/**
+ * Plugin forms that carry story lines: chat imported from another log (DSH's `recall`, the real app's `history` and
+ * `greeting`) or relayed to this agent (`relay`).
+ */
+const STORY_FORMS: ReadonlySet<string | undefined> = new Set(['recall', 'relay', 'history', 'greeting'])
 
 /**
- * Whether a user-role message is a line of the story the user sees: typed by the user, or a plugin's message that is
- * of form `recall` or `relay` (imported or relayed chat); never standing context, instructions (reminders) or notices.
+ * Whether a user-role message is a line of the story the user sees: typed by the user, or a plugin's message of a
+ * story form (imported or relayed chat); never standing context, reminders or notices.
  * @param message - a user-role message.
  * @returns true for a story line.
  */
@@ -60,7 +88,19 @@ export function isStoryLine(message: Message): boolean {
   const { source } = message
   if (isUserSource(source)) return true
   if (pluginOf(source) === undefined || standingSource(message) !== undefined) return false
-  return STORY_FORMS.has((source as { form?: unknown }).form)
+  return STORY_FORMS.has(formOf(source))
+}
+
+/**
+ * Whether the session format lets AgentTavern record its mode as a session event: rc.8 on a dsh-session that appends
+ * ignorable events (the seam's), so any build still resumes the log. A v4 host refuses plugin event types, and a
+ * stock rc.8 dsh-session cannot mark one ignorable: there the mode is recorded beside the binding only.
+ * @param format - the session format.
+ * @param ignorable - whether the host's dsh-session appends ignorable events.
+ * @returns true when the mode event is appended.
+ */
+export function logsModeEvents(format: SessionFormat, ignorable: boolean): boolean {
+  return format === 'rc.8' && ignorable
 }
 
 /**

@@ -8,11 +8,16 @@
 import * as AgentTavern from './plugin.ts'
 
 export { AgentTavern }
-export { apply, Config, contextModeOf, contextModeRefusal, inject, lastSelection, name, setContextMode } from './plugin.ts'
+export { apply, Config, contextModeOf, contextModeRefusal, inject, lastSelection, name, recordedContextMode, setContextMode } from './plugin.ts'
+export { tavernBindings } from './binding.ts'
+export type { TavernArchitecture, TavernBinding, TavernBindings } from './binding.ts'
+export type { SessionFormat } from './host-log.ts'
 export { TAVERN_REFERENCE_HINT } from './config.ts'
 export type { CharacterConfig, CuratorConfig, LoreConfig, ToolLimits } from './config.ts'
-export { AgentTavernError } from './errors.ts'
+export { AgentTavernError, TavernArchitectureConflictError } from './errors.ts'
 export type { AgentTavernErrorCode } from './errors.ts'
+export { default as TavernCompactionCurator, ROLEPLAY_CHECKPOINT, usageGate } from './compaction.ts'
+export type { CuratorSettings, UsageGateDecision } from './compaction.ts'
 export { inspectCapabilities } from './capabilities.ts'
 export { managedListener } from './listener.ts'
 export type { ListenerServices, ManagedProjector } from './listener.ts'

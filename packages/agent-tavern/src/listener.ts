@@ -11,10 +11,10 @@ import type { ToolSchema } from '@deepseek-ai/dsh-llm'
 import { isUserInput, NodeIndex, sessionEventAt, standingSource } from '@dsh-seam/agent-context'
 import type { RequestPricer } from '@dsh-seam/compaction-effective-projection'
 import { calibrationFactor, requestEnvelope, UsageCalibration } from '@dsh-seam/compaction-effective-projection'
-import { reminderOf, REMINDER_SOURCES } from './anchor.ts'
+import { reminderOf, TAVERN_PLUGIN } from './anchor.ts'
 import { resolveConfig } from './config.ts'
 import { AgentTavernError } from './errors.ts'
-import { isUserSource, pluginOf } from './host-log.ts'
+import { formOf, isStoryLine, isUserSource, pluginOf } from './host-log.ts'
 import { terms } from './lexical.ts'
 import { messageText } from './log.ts'
 import { declaredConfidence, declaredImportance } from './memory.ts'
@@ -42,18 +42,33 @@ export interface ListenerServices {
 const UNCONFIRMED = 0.5
 
 /**
- * The policy view of a node; pure in the message, so cached by seq. A turn start is any user input that is not standing
- * context: the user's messages, and plugin-sourced ones such as imported chat history, so the boundary can also
- * forget imported history a message at a time.
+ * The standing source a message belongs to, whose newest message the policy always sends: the contract's standing
+ * context (a producer's `instructions`, `catalog` and `snapshot` messages, `standingSource`), each reminder kind (the
+ * real app's `tavern-opening` and `tavern-anchor`), and an imported `greeting` (the story's opening, per plugin).
+ * @param message - a surface node's message.
+ * @returns the source key, or undefined for anything else.
+ */
+function standingOf(message: ContextNode['message']): string | undefined {
+  const standing = standingSource(message)
+  if (standing !== undefined) return standing
+  const reminder = reminderOf(message)
+  if (reminder !== undefined) return `${TAVERN_PLUGIN}:${reminder}`
+  const plugin = pluginOf(message.source)
+  return plugin !== undefined && formOf(message.source) === 'greeting' ? `${plugin}:greeting` : undefined
+}
+
+/**
+ * The policy view of a node; pure in the message, so cached by seq. A turn start is a story line that is not standing
+ * context: the user's messages and imported or relayed chat (`history`, `recall`, `relay`), so the boundary can also
+ * forget imported history a message at a time; never a reminder, a notice or a snapshot.
  */
 function describe(meter: RequestPricer, node: ContextNode): PolicyNode {
   const { seq, message } = node
-  const reminder = reminderOf(message)
-  const standing = standingSource(message) ?? (reminder === undefined ? undefined : REMINDER_SOURCES[reminder])
+  const standing = standingOf(message)
   return {
     seq,
     tokens: meter.estimateMessage(message),
-    turnStart: standing === undefined && isUserInput(message) && (isUserSource(message.source) || pluginOf(message.source) !== undefined),
+    turnStart: standing === undefined && isUserInput(message) && isStoryLine(message),
     ...standing === undefined ? {} : { standing },
     terms: terms(messageText(message)),
     importance: declaredImportance(message),

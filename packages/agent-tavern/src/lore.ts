@@ -1,13 +1,12 @@
 /**
  * Lore: the world-info entries of the character or preset config (keywords and text, as SillyTavern's world info
- * keeps them). An entry is triggered while one of its keywords occurs in the recent turns, matched by the one
- * lexical scorer (every term of the keyword in the text), and the triggered entries form the `lore` context.
+ * keeps them). An entry is triggered by a text holding one of its keywords, matched by the one lexical scorer (every
+ * term of the keyword in the text); the entries the story so far triggers are preloaded once at activation, and
+ * `tavern_lore_search` finds any of them.
  * @module @dsh-seam/agent-tavern/lore
  */
 
-import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { relevance, terms } from './lexical.ts'
-import { transcript } from './log.ts'
 
 /** One world-info entry. */
 export interface LoreEntry {
@@ -29,18 +28,14 @@ function triggers(entry: LoreEntry, textTerms: ReadonlySet<string>): boolean {
 }
 
 /**
- * The entries the recent turns trigger.
+ * The entries a text triggers (the lore preloaded at activation).
  * @param entries - the lore.
- * @param events - a session log.
- * @param turns - how many of the newest turns are scanned (user messages and replies).
+ * @param text - the text scanned for keywords.
  * @returns the triggered entries, in config order.
  */
-export function triggeredLore(entries: readonly LoreEntry[], events: readonly SessionEvent[], turns: number): LoreEntry[] {
-  if (entries.length === 0 || turns === 0) return []
-  const story = transcript(events)
-  const newest = story.at(-1)?.turn ?? 0
-  const recent = new Set(terms(story.filter(entry => entry.turn > newest - turns).map(entry => entry.text).join('\n')))
-  return entries.filter(entry => triggers(entry, recent))
+export function loreTriggeredBy(entries: readonly LoreEntry[], text: string): LoreEntry[] {
+  const found = new Set(terms(text))
+  return entries.filter(entry => triggers(entry, found))
 }
 
 /**

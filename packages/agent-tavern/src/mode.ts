@@ -1,7 +1,8 @@
 /**
- * The per-session context mode and its session event. The log is the mode's one source of truth: the newest
- * `agent-tavern/context-mode` event decides it, and a session that has none runs `dsh-native`. The event is appended
- * `ignorable`, so a DSH build without AgentTavern keeps it and still resumes the log.
+ * The per-session context mode and its session event. The mode is recorded by the newest
+ * `agent-tavern/context-mode` event and the session's binding (the newer decides; `plugin.ts`), and a session with
+ * neither runs `dsh-native`. The event is appended `ignorable`, so a DSH build without AgentTavern keeps it and still
+ * resumes the log.
  * @module @dsh-seam/agent-tavern/mode
  */
 
@@ -64,19 +65,6 @@ declare module '@deepseek-ai/dsh-session' {
      */
     'agent-tavern/context-mode': ContextModeChange
   }
-}
-
-/**
- * The mode a session log records.
- * @param events - a session log.
- * @returns the newest recorded mode, or undefined when none was recorded.
- */
-export function recordedMode(events: readonly SessionEvent[]): ContextMode | undefined {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const event = events[i] as SessionEvent
-    if (event.type === CONTEXT_MODE_EVENT) return event.data.mode
-  }
-  return undefined
 }
 
 /**

@@ -1,30 +1,37 @@
 /**
- * The AgentTavern cordis plugin. Mounted on one agent's context (`agent.ctx.plugin(AgentTavern, config)`, or as a
- * row of an agent preset), it checks its policy against the route's context window, then registers, in that agent's
- * scope only: the character as the persona section, the kernel contract section, the scene, facts and triggered lore
- * as runtime-context snapshots, the tools, the opening and anchor reminders, and, while the session's mode is
- * `agent-managed`, the `agent/context` listener.
+ * The AgentTavern cordis plugin. Mounted on one agent's context (`agent.ctx.plugin(AgentTavern, config)`, in
+ * `createAgent` or `resume`'s `setup`, or as a row of an agent preset), it binds the agent's session to AgentTavern and
+ * registers, in that agent's scope only: the character as the persona section, the kernel contract section, the
+ * tools, the reminders, the assets preloaded once at activation, and, while the session's mode is `agent-managed`, the
+ * `agent/context` listener.
  * @module @dsh-seam/agent-tavern/plugin
  */
 
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
+import type { UserMessage } from '@deepseek-ai/dsh-llm'
 import { hasAgentContextSeam } from '@dsh-seam/agent-loop-patch'
 import { compactionSummary, offerReferenceHint } from '@dsh-seam/compaction-effective-projection'
 import { PERSONA_ORDER, PERSONA_SECTION } from '@deepseek-ai/dsh-system-prompt'
 import type {} from '@deepseek-ai/dsh-token-meter'
-import { registerReminders } from './anchor.ts'
+import { registerReminders, TAVERN_PLUGIN } from './anchor.ts'
+import TavernCompactionCurator from './compaction.ts'
+import { enrollCuration } from './curation.ts'
+import type { TavernBindings } from './binding.ts'
+import { tavernBindings } from './binding.ts'
 import { assertModeAvailable } from './capabilities.ts'
 import type { Config as TavernConfig } from './config.ts'
 import { Config as ConfigSchema, resolveConfig, TAVERN_REFERENCE_HINT } from './config.ts'
-import { AgentTavernError } from './errors.ts'
-import { currentRoute, logOf } from './host-log.ts'
+import { AgentTavernError, TavernArchitectureConflictError } from './errors.ts'
+import type { SessionFormat } from './host-log.ts'
+import { currentRoute, logOf, logsModeEvents, pluginOf, pluginSource } from './host-log.ts'
 import { managedProjector } from './listener.ts'
 import type { ManagedProjector } from './listener.ts'
-import { loreContext, triggeredLore } from './lore.ts'
+import { contentText, transcript } from './log.ts'
+import { loreContext, loreTriggeredBy } from './lore.ts'
 import { activeMemories, currentScene } from './memory.ts'
 import type { ContextMode, ModeRefusal } from './mode.ts'
-import { assertContextMode, CONTEXT_MODE_EVENT, lastEndedTurn, recordedMode } from './mode.ts'
+import { assertContextMode, CONTEXT_MODE_EVENT, lastEndedTurn } from './mode.ts'
 import { budgetFor } from './policy.ts'
 import { tavernTools } from './tools.ts'
 
@@ -37,21 +44,20 @@ export const inject = ['systemPrompt', 'tools', 'tokenMeter', 'llm']
 /** Config schema. */
 export const Config = ConfigSchema
 
-/** Section and context names AgentTavern registers. */
-const PROMPT_NAMES = {
-  kernel: 'agent-tavern:kernel',
-  scene: 'agent-tavern:scene',
-  facts: 'agent-tavern:facts',
-  lore: 'agent-tavern:lore',
-} as const
-
 /** Prompt order of the kernel section: right after the persona. */
 const KERNEL_ORDER = 10
 
-/** One agent's mode: the log's newest mode event, entered and left through {@link ModeController.set}. */
+/** The source form of the assets preloaded at activation: a snapshot, so standing context by the contract's rule. */
+const PRELOAD_FORM = 'snapshot'
+
+/**
+ * One agent's mode, the one fact `contextModeOf` reports, the log or binding records and the agent runs. It is entered
+ * only here, synchronously with its record (never through a `session/event` observer, which DSH does not call before a
+ * session is published, e.g. inside `createAgent` or `resume`'s `setup`).
+ */
 class ModeController {
   mode: ContextMode = 'dsh-native'
-  /** Why the mode the session asked for at mount was refused, when it was. */
+  /** Why the mode a resumed session had recorded was refused, when it was. */
   refused: ModeRefusal | undefined
   private leave: (() => void) | undefined
 
@@ -60,52 +66,79 @@ class ModeController {
     private readonly agent: Agent,
     readonly projector: ManagedProjector,
     private readonly check: (mode: ContextMode) => Promise<void>,
+    private readonly format: SessionFormat,
+    private readonly bindings: TavernBindings,
   ) {}
 
-  /**
-   * Enter the logged mode (`fresh` for a session with no turns and no recorded mode). A mode the host cannot run is
-   * refused: the session runs `dsh-native`, the refusal is warned, kept on {@link refused} and, on a build that can
-   * append ignorable events (the seam's dsh-session), logged with the switch.
-   */
-  async start(fresh: ContextMode): Promise<void> {
-    const { session } = this.agent
-    const recorded = recordedMode(logOf(session))
-    const started = logOf(session).some(event => event.type === 'turn/start')
-    const wanted = recorded ?? (started ? 'dsh-native' : fresh)
-    this.ctx.on('session/event', (subject, event) => {
-      if (subject === session && event.type === CONTEXT_MODE_EVENT) this.enter(event.data.mode)
-    })
-    try {
-      await this.check(wanted)
-    } catch (error: unknown) {
-      if (!(error instanceof AgentTavernError)) throw error
-      this.refused = { requested: wanted, code: error.code, reason: error.message, missing: error.missing }
-      this.mode = recorded ?? 'dsh-native'
-      this.ctx.logger('agent-tavern').warn(`${error.message}; it runs ${this.mode}`)
-      // A dsh-session without the seam cannot append an ignorable event, and a log holding one it does not know
-      // could not be resumed by that build: the refusal stays off the log there.
-      if (hasAgentContextSeam(this.ctx)) this.record('dsh-native', this.refused)
-      return
-    }
-    if (recorded === undefined && wanted !== 'dsh-native') this.record(wanted)
-    else this.enter(wanted)
+  private get id(): string {
+    return String(this.agent.id)
   }
 
-  /** Switch at an idle turn boundary; resolves once the switch is logged, persisted and in effect. */
+  /**
+   * The mode the session has recorded: the newer of its newest mode event and its binding's record.
+   * @returns the mode, or undefined when the session was never bound to AgentTavern.
+   */
+  recorded(): ContextMode | undefined {
+    const event = logOf(this.agent.session).findLast(found => found.type === CONTEXT_MODE_EVENT)
+    const binding = this.bindings.get(this.id)
+    if (binding?.architecture === 'agent-tavern' && (event === undefined || binding.since > event.seq)) return binding.contextMode
+    return event?.type === CONTEXT_MODE_EVENT ? event.data.mode : undefined
+  }
+
+  /**
+   * Bind the session (activation) or resume its recorded mode. Activation of a mode the host cannot run is refused
+   * closed: nothing is recorded or registered and the error is thrown. A resumed mode the host can no longer run is
+   * recorded as a switch to `dsh-native` with its refusal, warned, and kept on {@link refused}.
+   * @param fresh - the mode a session with no turns is bound in; a session with turns is bound `dsh-native`.
+   * @param preload - whether activation preloads the assets.
+   * @throws {TavernArchitectureConflictError} for an activation the host cannot run.
+   */
+  async start(fresh: ContextMode, preload: boolean): Promise<void> {
+    const recorded = this.recorded()
+    if (recorded === undefined) {
+      const started = logOf(this.agent.session).some(event => event.type === 'turn/start')
+      const wanted = started ? 'dsh-native' : fresh
+      await this.checkActivation(wanted)
+      this.commit(wanted, { activation: true, preload: preload && !started })
+      return
+    }
+    try {
+      await this.check(recorded)
+    } catch (error: unknown) {
+      if (!(error instanceof AgentTavernError)) throw error
+      this.refused = { requested: recorded, code: error.code, reason: error.message, missing: error.missing }
+      this.ctx.logger('agent-tavern').warn(`${error.message}; it runs dsh-native`)
+      this.commit('dsh-native', { refused: this.refused })
+      return
+    }
+    if (this.bindings.get(this.id)?.architecture !== 'agent-tavern') this.bind(recorded, false)
+    this.enter(recorded)
+  }
+
+  /** Switch at an idle turn boundary; resolves once the switch is recorded, persisted and in effect. */
   async set(mode: ContextMode): Promise<void> {
-    assertContextMode(mode, String(this.agent.id))
+    assertContextMode(mode, this.id)
     if (mode === this.mode) return
-    await this.check(mode)
+    await this.checkActivation(mode)
     let task: Promise<void>
     try {
       task = this.agent.runMaintenance(async () => {
-        this.record(mode)
+        this.commit(mode, {})
         await this.persist()
       })
     } catch (error: unknown) {
-      throw new AgentTavernError('agent-busy', String(this.agent.id), `cannot switch to ${mode} while the agent is running; switch at an idle turn boundary`, [], { cause: error })
+      throw new AgentTavernError('agent-busy', this.id, `cannot switch to ${mode} while the agent is running; switch at an idle turn boundary`, [], { cause: error })
     }
     await task
+  }
+
+  private async checkActivation(mode: ContextMode): Promise<void> {
+    try {
+      await this.check(mode)
+    } catch (error: unknown) {
+      if (error instanceof AgentTavernError) throw new TavernArchitectureConflictError(this.id, mode, error)
+      throw error
+    }
   }
 
   /** Write the log through to the session store, when there is one, so the switch survives a crash. */
@@ -114,9 +147,30 @@ class ModeController {
     await sessions?.flush?.(this.agent.session)
   }
 
-  private record(mode: ContextMode, refused?: ModeRefusal): void {
+  /**
+   * Record a mode and enter it. The event is logged where the session format allows (not for an activation in the
+   * default `dsh-native`, which a log without a mode event already means); the binding always records it.
+   */
+  private commit(mode: ContextMode, how: { readonly activation?: boolean; readonly preload?: boolean; readonly refused?: ModeRefusal }): void {
     const { session } = this.agent
-    session.append(CONTEXT_MODE_EVENT, { mode, previous: this.mode, afterTurn: lastEndedTurn(logOf(session)), ...refused === undefined ? {} : { refused } }, { ignorable: true })
+    const previous = this.recorded() ?? this.mode
+    const logged = logsModeEvents(this.format, hasAgentContextSeam(this.ctx)) && !(how.activation === true && mode === 'dsh-native')
+    if (logged) {
+      session.append(CONTEXT_MODE_EVENT, { mode, previous, afterTurn: lastEndedTurn(logOf(session)), ...how.refused === undefined ? {} : { refused: how.refused } }, { ignorable: true })
+    }
+    this.bind(mode, how.preload === true)
+    this.enter(mode)
+  }
+
+  private bind(mode: ContextMode, preload: boolean): void {
+    const before = this.bindings.get(this.id)
+    this.bindings.set(this.id, {
+      ...before,
+      architecture: 'agent-tavern',
+      contextMode: mode,
+      since: this.agent.session.seq,
+      ...preload ? { preloadPending: true } : {},
+    })
   }
 
   private enter(mode: ContextMode): void {
@@ -160,14 +214,15 @@ const windows = new WeakMap<Agent, { readonly key: string; readonly value: numbe
  * (`curator.summarizer`), and the policy against the route's context window, so
  * a config that could never project a request is refused at once and not on every turn. `dsh-native` always can:
  * its capacity is DSH's, never Tavern configuration.
- * @throws {AgentTavernError} `mode-unavailable`, `invalid-config` with the budgets and the window, or
- *   `no-context-window`.
+ * @throws {AgentTavernError} `mode-unavailable`, `hidden-summarizer`, `invalid-config` with the budgets and the
+ *   window, or `no-context-window`.
  */
 async function assertCanRun(ctx: Context, agent: Agent, config: TavernConfig, mode: ContextMode): Promise<void> {
   assertModeAvailable(ctx, String(agent.id), mode)
   if (mode === 'dsh-native') return
-  if (compactionSummary(ctx) === 'model' && !config.curator.summarizer) {
-    throw new AgentTavernError('hidden-summarizer', String(agent.id), 'agent-managed makes no hidden model calls, but the compaction engine summarizes with one; mount @dsh-seam/compaction-effective-projection with summary: reference, or set curator.summarizer: true to allow model summaries')
+  // Model summaries only through the explicit curator, which gives this agent the reference unless curator.summarizer.
+  if (!(ctx.get('compaction') instanceof TavernCompactionCurator) && compactionSummary(ctx) === 'model') {
+    throw new AgentTavernError('hidden-summarizer', String(agent.id), 'agent-managed makes no hidden model calls, but the compaction engine summarizes with one; mount @dsh-seam/compaction-effective-projection with summary: reference, or AgentTavern\'s curator (@dsh-seam/agent-tavern/compaction), which summarizes with a model only with curator.summarizer: true')
   }
   const { provider, model } = currentRoute(agent)
   const contextWindow = await routeWindow(ctx, agent, new AbortController().signal)
@@ -183,60 +238,76 @@ async function assertCanRun(ctx: Context, agent: Agent, config: TavernConfig, mo
 }
 
 /**
- * Push the scene, the newest facts and the triggered lore into every request as runtime-context snapshots
- * (`preloadAssets: true`); by default the model fetches them with `tavern_scene_get`, `memory_search` and
- * `tavern_lore_search` instead.
+ * The assets preloaded at activation: the scene, the newest facts and the lore the story so far and the first batch
+ * trigger, as one `dsh-tavern` snapshot.
+ * @returns the message, or undefined when there is nothing to preload.
  */
-function preloadAssets(ctx: Context, session: Agent['session'], config: TavernConfig): void {
-  ctx.systemPrompt.context({
-    name: PROMPT_NAMES.scene,
-    order: 10,
-    text: () => {
-      const { text } = currentScene(logOf(session), config.scene)
-      return text.length === 0 ? '' : `Current scene: ${text}`
-    },
-  })
-  ctx.systemPrompt.context({
-    name: PROMPT_NAMES.facts,
-    order: 20,
-    text: () => {
-      const facts = activeMemories(logOf(session)).filter(record => record.tags.includes('fact')).slice(-config.factsLimit)
-      return facts.length === 0 ? '' : `Facts of the story:\n${facts.map(record => `- ${record.text}`).join('\n')}`
-    },
-  })
-  ctx.systemPrompt.context({
-    name: PROMPT_NAMES.lore,
-    order: 30,
-    text: () => loreContext(triggeredLore(config.lore.entries, logOf(session), config.lore.scanTurns)),
-  })
+function preloadMessage(agent: Agent, config: TavernConfig, batch: readonly UserMessage[]): UserMessage | undefined {
+  const events = logOf(agent.session)
+  const scene = currentScene(events, config.scene).text
+  const facts = activeMemories(events).filter(record => record.tags.includes('fact')).slice(-config.factsLimit)
+  const story = [...transcript(events).map(entry => entry.text), ...batch.map(message => contentText(message.content))].join('\n')
+  const sections = [
+    { name: 'agent-tavern:scene', text: scene.length === 0 ? '' : `Current scene: ${scene}` },
+    { name: 'agent-tavern:facts', text: facts.length === 0 ? '' : `Facts of the story:\n${facts.map(record => `- ${record.text}`).join('\n')}` },
+    { name: 'agent-tavern:lore', text: loreContext(loreTriggeredBy(config.lore.entries, story)) },
+  ].filter(section => section.text.length > 0)
+  if (sections.length === 0) return undefined
+  return {
+    id: `agent-tavern-preload-${String(agent.id)}` as UserMessage['id'],
+    role: 'user',
+    content: [{ type: 'text', text: sections.map(section => section.text).join('\n\n') }],
+    source: pluginSource(config.sessionFormat, TAVERN_PLUGIN, { form: PRELOAD_FORM, sections }),
+  }
 }
 
 /**
- * Apply AgentTavern to the agent whose context this is.
+ * Preload the assets once (`preloadAssets: true`, the real app's `agentTavernPreloadAssets`): into the first batch
+ * after activation, never into a session bound before (no retroactive preload), never again.
+ */
+function registerPreload(ctx: Context, agent: Agent, config: TavernConfig, bindings: TavernBindings): void {
+  const id = String(agent.id)
+  ctx.on('agent/pre-step', async (payload, next) => {
+    const decision = await next()
+    const binding = bindings.get(id)
+    if (binding?.preloadPending !== true || decision.kind !== 'enter' || decision.messages.length === 0 || payload.step !== 1 || payload.signal.aborted) return decision
+    bindings.set(id, { ...binding, preloadPending: false })
+    const preloaded = logOf(agent.session).some(event => event.type === 'user/message' && pluginOf(event.data.source) === TAVERN_PLUGIN && (event.data.source as { form?: unknown }).form === PRELOAD_FORM)
+    const message = preloaded ? undefined : preloadMessage(agent, config, decision.messages)
+    return message === undefined ? decision : { kind: 'enter', messages: [...decision.messages, message] }
+  }, { prepend: true })
+}
+
+/**
+ * Apply AgentTavern to the agent whose context this is: bind its session and enter its mode.
  * @param ctx - the agent's context (`agent.ctx`) or a preset context derived from it.
  * @param raw - the plugin config.
- * @throws {AgentTavernError} `no-agent` off an agent context, or `invalid-config`. A session mode (recorded, or
- *   `contextMode` for a fresh session) the host cannot run, or whose policy does not fit the route's window, does not
- *   throw: the session runs `dsh-native` and the refusal is logged ({@link contextModeRefusal}).
+ * @throws {AgentTavernError} `no-agent` off an agent context, or `invalid-config`.
+ * @throws {TavernArchitectureConflictError} when the session is bound in a mode the host cannot run (nothing is
+ *   recorded or registered). A resumed session whose recorded mode the host can no longer run does not throw: it runs
+ *   `dsh-native`, recorded with the refusal ({@link contextModeRefusal}).
  */
 export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
   const config = resolveConfig(raw)
   const agent = ctx.agent
   if (agent === undefined) throw new AgentTavernError('no-agent', undefined, 'mount the plugin on an agent\'s context (agent.ctx) or in an agent preset')
+  const bindings = tavernBindings(ctx)
+
+  // Decide the mode first: a refused activation registers nothing.
+  const projector = managedProjector(agent, config.policy, { meter: ctx.tokenMeter, contextWindow: signal => routeWindow(ctx, agent, signal) })
+  const controller = new ModeController(ctx, agent, projector, mode => assertCanRun(ctx, agent, config, mode), config.sessionFormat, bindings)
+  await controller.start(config.contextMode, config.preloadAssets)
 
   const { session } = agent
   const { character } = config
   ctx.systemPrompt.section({ name: PERSONA_SECTION, order: PERSONA_ORDER, text: `You are ${character.name}. ${character.identity}` })
-  ctx.systemPrompt.section({ name: PROMPT_NAMES.kernel, order: KERNEL_ORDER, text: config.kernel })
-  if (config.preloadAssets) preloadAssets(ctx, session, config)
-  for (const tool of tavernTools(session, config)) ctx.tools.register(tool)
-  registerReminders(ctx, agent, config.anchorEvery)
+  ctx.systemPrompt.section({ name: 'agent-tavern:kernel', order: KERNEL_ORDER, text: config.kernel })
+  if (config.tools.register) for (const tool of tavernTools(session, config)) ctx.tools.register(tool)
+  if (config.preloadAssets) registerPreload(ctx, agent, config, bindings)
+  registerReminders(ctx, agent, config.anchorEvery, config.sessionFormat)
   // A compaction's reference names the history tools that read the span back, unless the engine has its own hint.
   ctx.effect(() => offerReferenceHint(ctx, agent, TAVERN_REFERENCE_HINT), 'agent-tavern.referenceHint()')
-
-  const projector = managedProjector(agent, config.policy, { meter: ctx.tokenMeter, contextWindow: signal => routeWindow(ctx, agent, signal) })
-  const controller = new ModeController(ctx, agent, projector, mode => assertCanRun(ctx, agent, config, mode))
-  await controller.start(config.contextMode)
+  ctx.effect(() => enrollCuration(agent, { mode: () => controller.mode, summarizer: config.curator.summarizer }), 'agent-tavern.curation()')
   ctx.effect(() => {
     controllers.set(agent, controller)
     return () => controllers.delete(agent)
@@ -244,14 +315,14 @@ export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
 }
 
 /**
- * Switch an agent's context mode. The switch is appended to the session log as an `agent-tavern/context-mode` event
- * while the agent is idle between turns, so a resumed session runs the mode it was left in.
+ * Switch an agent's context mode at an idle turn boundary, recorded (a session event where the format allows, and
+ * the binding), so a resumed session runs the mode it was left in.
  * @param agent - an agent with AgentTavern mounted.
  * @param mode - the mode from the next request on.
- * @returns once the switch is logged and in effect; at once when the agent already runs `mode`.
- * @throws {AgentTavernError} `not-mounted`, `invalid-config` for a value that is not a mode, `mode-unavailable`,
- *   `no-context-window` or `invalid-config` when the host cannot run `mode` (nothing is recorded, the mode stays), or
- *   `agent-busy` while a turn or maintenance task runs.
+ * @returns once the switch is recorded and in effect; at once when the agent already runs `mode`.
+ * @throws {AgentTavernError} `not-mounted`, `invalid-config` for a value that is not a mode, or `agent-busy` while a
+ *   turn or maintenance task runs.
+ * @throws {TavernArchitectureConflictError} when the host cannot run `mode` (nothing is recorded, the mode stays).
  */
 export function setContextMode(agent: Agent, mode: ContextMode): Promise<void> {
   return controllerOf(agent).set(mode)
@@ -259,7 +330,7 @@ export function setContextMode(agent: Agent, mode: ContextMode): Promise<void> {
 
 /**
  * @param agent - an agent with AgentTavern mounted.
- * @returns its current context mode.
+ * @returns its current context mode: the one it runs and its session records.
  * @throws {AgentTavernError} `not-mounted`.
  */
 export function contextModeOf(agent: Agent): ContextMode {
@@ -268,7 +339,16 @@ export function contextModeOf(agent: Agent): ContextMode {
 
 /**
  * @param agent - an agent with AgentTavern mounted.
- * @returns why the mode its session asked for at mount was refused (it runs `dsh-native` instead), else undefined.
+ * @returns the mode its session records (newest mode event or binding record), else undefined.
+ * @throws {AgentTavernError} `not-mounted`.
+ */
+export function recordedContextMode(agent: Agent): ContextMode | undefined {
+  return controllerOf(agent).recorded()
+}
+
+/**
+ * @param agent - an agent with AgentTavern mounted.
+ * @returns why the mode its resumed session had recorded was refused (it runs `dsh-native` instead), else undefined.
  * @throws {AgentTavernError} `not-mounted`.
  */
 export function contextModeRefusal(agent: Agent): ModeRefusal | undefined {

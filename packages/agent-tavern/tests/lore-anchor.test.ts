@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { reminderDue, reminderMessage, reminderOf } from '../src/anchor.ts'
-import { loreContext, searchLore, triggeredLore } from '../src/lore.ts'
+import { latestReminderTurn, reminderDue, reminderMessage, reminderOf } from '../src/anchor.ts'
+import { loreContext, loreTriggeredBy, searchLore } from '../src/lore.ts'
 import { log } from './support.ts'
 
 const LORE = [
@@ -10,16 +10,11 @@ const LORE = [
 ]
 
 describe('lore', () => {
-  it('triggers the entries whose keyword the newest turns mention, in any script', () => {
-    const events = log([
-      { user: 'We pass the lighthouse.', reply: 'It is dark.' },
-      { user: '我们经过盐磨坊附近。', reply: '那儿很安静。' },
-      { user: 'On to the staithe.', reply: 'Nearly there.' },
-    ])
-    expect(triggeredLore(LORE, events, 2).map(entry => entry.name)).toEqual(['盐磨坊'])
-    expect(triggeredLore(LORE, events, 3).map(entry => entry.name)).toEqual(['The lighthouse', '盐磨坊'])
-    expect(triggeredLore(LORE, events, 0)).toEqual([])
-    expect(loreContext(triggeredLore(LORE, events, 2))).toBe('World info:\n- 盐磨坊: 沼泽边一座废弃的潮汐磨坊。')
+  it('triggers the entries whose keyword a text mentions, in any script', () => {
+    expect(loreTriggeredBy(LORE, '我们经过盐磨坊附近。').map(entry => entry.name)).toEqual(['盐磨坊'])
+    expect(loreTriggeredBy(LORE, 'We pass the lighthouse.\n我们经过盐磨坊附近。').map(entry => entry.name)).toEqual(['The lighthouse', '盐磨坊'])
+    expect(loreTriggeredBy(LORE, 'On to the staithe.')).toEqual([])
+    expect(loreContext(loreTriggeredBy(LORE, '盐磨坊'))).toBe('World info:\n- 盐磨坊: 沼泽边一座废弃的潮汐磨坊。')
     expect(loreContext([])).toBe('')
   })
 
@@ -41,12 +36,23 @@ describe('reminders', () => {
     expect(reminderDue({ turn: 1, step: 1 }, 0, [])).toBeUndefined()
   })
 
-  it('writes plugin-sourced standing instructions it can recognize again', () => {
+  it('writes the real app\'s reminders (plugin dsh-tavern, tavern-opening / tavern-anchor, the turn) in either session format, and reads them and the old ids back', () => {
     const anchor = reminderMessage('anchor', 5)
-    expect(anchor).toMatchObject({ id: 'agent-tavern-anchor-5', role: 'user', source: { kind: 'plugin', form: 'instructions' } })
+    expect(anchor).toMatchObject({ id: 'agent-tavern-anchor-5', role: 'user', source: { kind: 'plugin', plugin: 'dsh-tavern', form: 'tavern-anchor', turn: 5 } })
     expect(anchor.content[0]).toMatchObject({ text: expect.stringMatching(/^<tavern-anchor>\n[\s\S]*memory_write[\s\S]*<\/tavern-anchor>$/) })
+    expect(reminderMessage('opening', 1, 'v4').source).toEqual({ kind: 'plugin:dsh-tavern', form: 'tavern-opening', turn: 1 })
     expect(reminderOf(anchor)).toBe('anchor')
-    expect(reminderOf(reminderMessage('opening', 1))).toBe('opening')
+    expect(reminderOf(reminderMessage('opening', 1, 'v4'))).toBe('opening')
+    expect(reminderOf({ source: { kind: 'plugin', plugin: '@dsh-seam/agent-tavern/anchor', form: 'instructions' } })).toBe('anchor')
+    expect(reminderOf({ source: { kind: 'plugin', plugin: 'dsh-tavern', form: 'history' } as never })).toBeUndefined()
     expect(reminderOf({ source: { kind: 'user' } })).toBeUndefined()
+  })
+
+  it('guards a turn that has a reminder already, in the log or in the batch', () => {
+    const reminded = [...events, { type: 'user/message', seq: events.length, time: 0, data: reminderMessage('anchor', 5) }] as typeof events
+    expect(latestReminderTurn(reminded)).toBe(5)
+    expect(reminderDue({ turn: 5, step: 1 }, 5, reminded)).toBeUndefined()
+    expect(reminderDue({ turn: 5, step: 1 }, 5, events, [reminderMessage('anchor', 5, 'v4')])).toBeUndefined()
+    expect(reminderDue({ turn: 10, step: 1 }, 5, reminded)).toBe('anchor')
   })
 })

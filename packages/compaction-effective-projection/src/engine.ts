@@ -22,6 +22,7 @@ import {
 // Type-only: the `ctx.tokenMeter` Context declaration.
 import type {} from '@deepseek-ai/dsh-token-meter'
 import { conversationTarget, resolveTargetPolicy, targetCompactSpec } from './basic.ts'
+import type { CalibrationSample } from './calibration.ts'
 import { calibrationFactor, requestEnvelope, UsageCalibration } from './calibration.ts'
 import type { ProjectionPolicy } from './config.ts'
 import { ProjectionCompactionConfig, resolveProjectionConfig } from './config.ts'
@@ -45,6 +46,20 @@ function compactionProtected(requiredSeqs: readonly number[], index: NodeIndex):
 /** The session's current message-bearing nodes, indexed with the open turn. */
 function surfaceIndex(session: Session): NodeIndex {
   return NodeIndex.forLog(contextNodes(session.surface.nodes, sessionEventAt(session)), session.events)
+}
+
+/** What a projected-pressure decision sees: the request about to be sent, priced, and the usage it is calibrated by. */
+export interface ProjectedPressure {
+  /** The agent whose request it is. */
+  readonly agent: Agent
+  /** The meter's price of the request: header plus the nodes it sends. */
+  readonly estimatedTokens: number
+  /** `estimatedTokens` times the calibration factor. */
+  readonly calibratedTokens: number
+  /** The newest provider usage and the meter's price of the request it answered, if any. */
+  readonly sample: CalibrationSample | undefined
+  /** The route's pressure and retention budgets, with its context window. */
+  readonly spec: ResolvedCompactSpec
 }
 
 /**
@@ -121,19 +136,23 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const spec = await this.pressureSpec(agent, signal)
     if (spec === undefined) return
     const header = this.ctx.tokenMeter.estimateHeader(requestEnvelope(payload.system, payload.tools))
-    const factor = this.calibrationFactor(session)
-    const pressure = (): number => this.projectedPressure(session, header, sent, factor)
+    const { sample } = this.follow(session).calibration
+    const factor = calibrationFactor(sample)
+    const pressure = (): ProjectedPressure => {
+      const estimatedTokens = this.projectedPressure(session, header, sent, 1)
+      return { agent, estimatedTokens, calibratedTokens: Math.ceil(estimatedTokens * factor), sample, spec }
+    }
     let tokens = pressure()
-    if (tokens < spec.thresholdTokens) return
+    if (!this.pressureCompacts(tokens)) return
     if (recompute) {
-      throw new Error(`the re-projected request is still above threshold after compaction (${tokens} calibrated tokens >= threshold ${spec.thresholdTokens})`)
+      throw new Error(`the re-projected request is still above threshold after compaction (${tokens.calibratedTokens} calibrated tokens >= threshold ${spec.thresholdTokens})`)
     }
     const pruned = this.prune(session, sent)
     const required = sentAfterPrune(compactionProtected(payload.requiredSeqs, surfaceIndex(session)), pruned)
     if (pruned.length > 0) {
       sent = sentAfterPrune(sent, pruned)
       tokens = pressure()
-      if (tokens < spec.thresholdTokens) return
+      if (!this.pressureCompacts(tokens)) return
     }
     for (let attempt = 0; attempt <= spec.compactionRetries; attempt++) {
       const range = this.projectedRange(session, sent, required, spec.retainTokens)
@@ -147,9 +166,22 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
       this.ctx.logger.info(`compaction (projected pressure): shadowed ${result.shadowedSeqs.length} sent surface nodes (seqs ${range.start}-${range.end}, ~${result.shadowedTokenCount} tokens)`)
       sent = sentAfterReplacement(sent, result.shadowedSeqs, result.summarySeq + 1)
       tokens = pressure()
-      if (tokens < spec.thresholdTokens) return
+      if (!this.pressureCompacts(tokens)) return
     }
-    throw new Error(`projected request still above threshold after ${spec.compactionRetries + 1} compaction attempts (${tokens} calibrated tokens >= threshold ${spec.thresholdTokens})`)
+    throw new Error(`projected request still above threshold after ${spec.compactionRetries + 1} compaction attempts (${tokens.calibratedTokens} calibrated tokens >= threshold ${spec.thresholdTokens})`)
+  }
+
+  /**
+   * Whether a projected request compacts, asked before its first compaction and again after each prune and
+   * compaction. The engine's rule is the route's threshold against the calibrated price. It is a hook (the one this
+   * change adds to the engine) because a deployment may anchor the decision on provider usage instead of the
+   * heuristic, e.g. a curator that leaves alone a request the heuristic over-prices (the calibration factor never goes
+   * below 1, so the engine's own rule cannot), without copying the projected pressure path.
+   * @param pressure - the request's price, the usage it is calibrated by, and the route's budgets.
+   * @returns true to compact.
+   */
+  protected pressureCompacts(pressure: ProjectedPressure): boolean {
+    return pressure.calibratedTokens >= pressure.spec.thresholdTokens
   }
 
   /** Compact within the nodes of the overflowing request; undefined when it was sent without a `request/projection`. */
@@ -227,10 +259,6 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     let calibration = this.calibrations.get(session)
     if (calibration === undefined) this.calibrations.set(session, calibration = new UsageCalibration(this.ctx.tokenMeter))
     return { calibration, request: calibration.follow(session.seq, sessionEventAt(session)) }
-  }
-
-  private calibrationFactor(session: Session): number {
-    return calibrationFactor(this.follow(session).calibration.sample)
   }
 
   /** Pressure failures warn and the request is still sent, as the basic engine's step pressure does. */

@@ -8,6 +8,7 @@
 export { ProjectionAwareCompactionPlugin as default, ProjectionAwareCompactionPlugin as ProjectionAwareCompactionEngine } from './plugin.ts'
 export { compactionSummary, hasProjectionAwareCompaction, offerReferenceHint } from './capability.ts'
 export { ProjectionCompactionConfigError } from './plugin.ts'
+export type { ProjectedPressure } from './engine.ts'
 export type { PressureMeasure, PressurePolicy, ProjectionPolicy } from './config.ts'
 export { ProjectionCompactionSettings as ProjectionCompactionConfig } from './plugin.ts'
 export type { MeasureSetting, ReferencePolicy, SummaryKind } from './plugin.ts'

@@ -157,7 +157,16 @@ export class ProjectionAwareCompactionPlugin extends Engine {
   }
 
   /**
-   * `summary: 'model'`: the basic engine's model call. `summary: 'reference'`: no model call, the span's
+   * What replaces a span of `agent`'s session: the engine's `summary`. A subclass (a curator) may decide per agent.
+   * @param _agent - owner of the session.
+   * @returns `'model'` or `'reference'`.
+   */
+  protected summaryFor(_agent: Agent): SummaryKind {
+    return this.reference.summary
+  }
+
+  /**
+   * `summary: 'model'` ({@link summaryFor}): the basic engine's model call. `summary: 'reference'`: no model call, the span's
    * {@link referenceText} with the engine's `referenceHint`, else the hint the agent's plugin offered.
    * @param input - the span's messages and the conversation's system prompt and tools.
    * @param agent - owner of the session.
@@ -165,7 +174,7 @@ export class ProjectionAwareCompactionPlugin extends Engine {
    * @returns the summary blocks and their envelope.
    */
   protected override async summarize(input: SummarizationInput, agent: Agent, signal?: AbortSignal): ReturnType<ProjectionAwareCompactionEngine['summarize']> {
-    const span = this.reference.summary === 'model' ? undefined : this.spans.get(agent) ?? spanOf(agent.session, input.messages)
+    const span = this.summaryFor(agent) === 'model' ? undefined : this.spans.get(agent) ?? spanOf(agent.session, input.messages)
     if (span === undefined) return super.summarize(input, agent, signal)
     const hint = this.reference.referenceHint === '' ? this.agentHints.get(agent)?.at(-1) ?? '' : this.reference.referenceHint
     return { summary: [{ type: 'text' as const, text: referenceText({ ...span, messages: input.messages.length }, hint) }], provider: 'reference', model: 'reference' }
