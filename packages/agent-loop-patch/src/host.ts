@@ -65,33 +65,38 @@ function carrierOf(agent: Agent): ReturnType<typeof agentCarrier> {
   return carrier
 }
 
+type Callback = (...args: unknown[]) => unknown
+
 /**
- * Dispatch a scope-filtered agent waterfall as cordis' `waterfall` does, over the listeners `events.dispatch` returns
- * for the agent's carrier, so the lookup is the dispatch itself (reported once on `internal/dispatch`).
- * @returns the outermost result, or undefined when no listener is in the agent's scope.
+ * The listeners of a scope-filtered agent event in the agent's scope: cordis' `events.dispatch` for the agent's
+ * carrier, the lookup `waterfall` and `serial` make (reported once on `internal/dispatch`).
+ * @param args - the carrier, the event name, the payload and, for a waterfall, the innermost `next`; the lookup takes
+ *   the carrier and the name off it, as cordis' own dispatchers do.
  */
-function waterfall<P, T>(agent: Agent, name: 'agent/context', payload: P, inner: () => Promise<T>): Promise<T> | undefined {
-  const args: unknown[] = [carrierOf(agent), name, payload, inner]
-  const callbacks = agent.ctx.events.dispatch('waterfall', args) as ((...args: unknown[]) => Promise<T>)[]
-  if (callbacks.length === 0) return undefined
-  args.pop()
-  const next = (): Promise<T> => (callbacks.shift() ?? inner)(...args)
-  args.push(next)
+function listeners(agent: Agent, type: 'waterfall' | 'serial', args: unknown[]): Callback[] {
+  return agent.ctx.events.dispatch(type, args) as Callback[]
+}
+
+/**
+ * Run looked-up waterfall listeners as cordis' `waterfall` does: outermost first, each `next()` calling the one inside
+ * it, the innermost `next()` calling `inner`.
+ */
+function waterfall<T>(callbacks: Callback[], args: unknown[], inner: () => Promise<T>): Promise<T> {
+  // `events.dispatch` took the carrier and the name off `args`: the payload and `inner` are left.
+  const rest = args.slice(0, -1)
+  const next = (): Promise<T> => (callbacks.shift() ?? inner)(...rest, next) as Promise<T>
   return next()
 }
 
 /**
- * Dispatch a scope-filtered serial agent event as cordis' `serial` does (awaiting each listener in turn, stopping at the
- * first that returns a bail value), over the listeners `events.dispatch` returns for the agent's carrier.
- * @returns whether any listener is in the agent's scope.
+ * Run looked-up serial listeners as cordis' `serial` does: awaiting each in turn, stopping at the first that returns a
+ * bail value.
  */
-async function serial<P>(agent: Agent, name: 'agent/context-selected', payload: P): Promise<boolean> {
-  const callbacks = agent.ctx.events.dispatch('serial', [carrierOf(agent), name, payload]) as ((payload: P) => unknown)[]
+async function serial(callbacks: Callback[], payload: unknown): Promise<void> {
   for (const callback of callbacks) {
     const result = await callback(payload)
     if (result !== undefined && result !== null && result !== false) break
   }
-  return callbacks.length > 0
 }
 
 interface Offer {
@@ -144,44 +149,57 @@ interface Pass {
  * @returns the pass; `moved` with the offer it started from when the surface moved while listeners ran; `unheard`
  *   when neither event has a listener in the agent's scope.
  */
-async function pass(agent: Agent, request: ProjectionRequest, final: boolean): Promise<Pass | { moved: Offer; selection: ContextSelection | undefined } | 'unheard'> {
+function pass(agent: Agent, request: ProjectionRequest, final: boolean): 'unheard' | Promise<Pass | { moved: Offer; selection: ContextSelection | undefined } | 'unheard'> {
   let current: Offer | undefined
   const offered = (): Offer => current ??= offer(agent)
   const { turn, step, system, tools, signal } = request
-  const payload = {
+  const carrier = carrierOf(agent)
+  const inner = (): Promise<ContextSelection> => Promise.resolve(offered().everything())
+  const contextArgs: unknown[] = [carrier, 'agent/context', {
     agent, turn, step, system, tools, signal,
     get generation() { return offered().generation },
     get nodes() { return offered().nodes },
     get requiredSeqs() { return offered().requiredSeqs },
-  }
-  let selection: ContextSelection | undefined
-  try {
-    selection = await waterfall(agent, 'agent/context', payload, () => Promise.resolve(offered().everything()))
-  } catch (error: unknown) {
-    signal.throwIfAborted()
-    const failure = new AgentContextError('listener-failed', String(agent.id), undefined, [], `listener failed: ${describeFailure(error)}`, error)
-    // `turn/end` records it too; the log line is what an operator watching the console sees.
-    agent.ctx.logger.warn(failure.message)
-    throw failure
-  }
-  signal.throwIfAborted()
-  if (moved(agent, current)) return { moved: current as Offer, selection }
+  }, inner]
   let projection: NormalizedProjection | undefined
-  if (selection !== undefined && !offered().isEverything(selection)) {
-    const { fold, requiredSeqs } = offered()
-    projection = normalizeOffer(String(agent.id), () => fold.events, fold.index, requiredSeqs, selection)
-  }
   let include: readonly number[] | undefined
-  const heard = await serial(agent, 'agent/context-selected', {
+  const selectedPayload = {
     agent, turn, step, system, tools, signal, final,
     get nodes() { return offered().nodes },
     get requiredSeqs() { return offered().requiredSeqs },
     get include() { return include ??= projection === undefined ? offered().everything().include : Object.freeze(projection.include.slice()) },
-  })
-  if (selection === undefined && !heard) return 'unheard'
-  signal.throwIfAborted()
-  if (moved(agent, current)) return { moved: current as Offer, selection }
-  return { current: offered(), selection, projection }
+  }
+  const selecting = listeners(agent, 'waterfall', contextArgs)
+  // With no selecting listener nothing runs before `agent/context-selected`, so its listeners are looked up now: with
+  // none either, the step is decided without a promise of its own.
+  const selectedEarly = selecting.length === 0 ? listeners(agent, 'serial', [carrier, 'agent/context-selected', selectedPayload]) : undefined
+  if (selectedEarly?.length === 0) return 'unheard'
+  return (async () => {
+    let selection: ContextSelection | undefined
+    if (selecting.length > 0) {
+      try {
+        selection = await waterfall(selecting, contextArgs, inner)
+      } catch (error: unknown) {
+        signal.throwIfAborted()
+        const failure = new AgentContextError('listener-failed', String(agent.id), undefined, [], `listener failed: ${describeFailure(error)}`, error)
+        // `turn/end` records it too; the log line is what an operator watching the console sees.
+        agent.ctx.logger.warn(failure.message)
+        throw failure
+      }
+      signal.throwIfAborted()
+      if (moved(agent, current)) return { moved: current as Offer, selection }
+      if (selection !== undefined && !offered().isEverything(selection)) {
+        const { fold, requiredSeqs } = offered()
+        projection = normalizeOffer(String(agent.id), () => fold.events, fold.index, requiredSeqs, selection)
+      }
+    }
+    const selected = selectedEarly ?? listeners(agent, 'serial', [carrier, 'agent/context-selected', selectedPayload])
+    await serial(selected, selectedPayload)
+    if (selection === undefined && selected.length === 0) return 'unheard'
+    signal.throwIfAborted()
+    if (moved(agent, current)) return { moved: current as Offer, selection }
+    return { current: offered(), selection, projection }
+  })()
 }
 
 /**
@@ -199,9 +217,14 @@ async function pass(agent: Agent, request: ProjectionRequest, final: boolean): P
  * @throws {AgentContextError} for an invalid `agent/context` result, a failed `agent/context` listener, or a surface that
  *   keeps moving; an error of an `agent/context-selected` listener propagates as it was thrown.
  */
-export async function projectRequestMessages(agent: Agent, request: ProjectionRequest): Promise<Message[]> {
+export function projectRequestMessages(agent: Agent, request: ProjectionRequest): Promise<Message[]> {
+  const first = pass(agent, request, false)
+  return first === 'unheard' ? Promise.resolve(agent.session.deriveMessages()) : project(agent, request, first)
+}
+
+async function project(agent: Agent, request: ProjectionRequest, first: Exclude<ReturnType<typeof pass>, 'unheard'>): Promise<Message[]> {
   const { session } = agent
-  let done = await pass(agent, request, false)
+  let done = await first
   if (done === 'unheard') return session.deriveMessages()
   if ('moved' in done) done = await pass(agent, request, true)
   if (done === 'unheard') return session.deriveMessages()

@@ -33,9 +33,9 @@ import { selectProjectedRange, sentAfterPrune, sentAfterReplacement } from './re
 type SelectedContext = Parameters<Events['agent/context-selected']>[0]
 
 /**
- * The required seqs a compaction keeps: all but standing context outside the open turn, which its producers show again
- * once a compaction replaces it (they decide by the surface), so a long session's instructions and skills do not pin
- * the surface for good.
+ * The required seqs a compaction keeps: all but standing context outside the open turn, which it compacts as the basic
+ * engine does (`NodeIndex.replaceableStandingSeqs` says which producers show it again), so a long session's
+ * instructions and skills do not pin the surface for good.
  */
 function compactionProtected(requiredSeqs: readonly number[], index: NodeIndex): Set<number> {
   const kept = new Set(requiredSeqs)

@@ -9,7 +9,7 @@ export type { ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 export type { RequestProjection } from '@deepseek-ai/dsh-session'
 export { decodeProjection } from './check.ts'
 export type { ProjectionViolation, RequestAt } from './check.ts'
-export { isValidRevision, MAX_REVISION_LENGTH, ReplayError } from './errors.ts'
+export { ReplayError } from './errors.ts'
 export type { ProjectionViolationCode, ReplayErrorCode, ReplayPosition } from './errors.ts'
 export {
   appendedNodes,
@@ -23,7 +23,7 @@ export {
 export type { NodesMark } from './nodes.ts'
 export { policyFinding } from './policy.ts'
 export type { PolicyFinding, PolicyFindingCode } from './policy.ts'
-export { AgentContextError, describeFailure, normalizeOffer, normalizeSelection } from './normalize.ts'
+export { AgentContextError, describeFailure, isValidRevision, MAX_REVISION_LENGTH, normalizeOffer, normalizeSelection } from './normalize.ts'
 export type { AgentContextErrorCode, NormalizeInput, NormalizedProjection } from './normalize.ts'
 export { encodeInclude, pendingProjection, pendingProjectionOf, projectionEvents, requestMessagesFromLog } from './projection.ts'
 export type { LoggedSession } from './projection.ts'

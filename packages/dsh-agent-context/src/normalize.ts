@@ -8,8 +8,56 @@ import { inspect } from 'node:util'
 import type { ContextSelection } from '@deepseek-ai/dsh-agent'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage, foldSurface } from '@deepseek-ai/dsh-session'
-import { isValidRevision, refusedRevision, REVISION_RULE } from './errors.ts'
 import type { NodeIndex } from './nodes.ts'
+
+/**
+ * The longest `revision` a listener may return, in characters as users count them (grapheme clusters: an emoji, a
+ * flag or a letter with its accents is one); it is logged with every projected request.
+ */
+export const MAX_REVISION_LENGTH = 200
+
+/** The most UTF-16 code units a revision may hold whatever its characters, so one cluster of stacked marks stays short. */
+const MAX_REVISION_UNITS = MAX_REVISION_LENGTH * 8
+
+/** The revision rule in words, for errors. */
+export const REVISION_RULE = `a printable string of at most ${MAX_REVISION_LENGTH} characters (grapheme clusters; at most ${MAX_REVISION_UNITS} UTF-16 code units)`
+
+const UNPRINTABLE = /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+
+/**
+ * Length as users count characters: grapheme clusters (`Intl.Segmenter`), so an emoji or a combined mark is one.
+ * @param text - any string.
+ * @returns its length in grapheme clusters.
+ */
+function characterCount(text: string): number {
+  let count = 0
+  for (const _ of graphemes.segment(text)) count++
+  return count
+}
+
+/**
+ * Whether the loop logs a `revision`: {@link REVISION_RULE} (no control characters, lone surrogates or line
+ * separators). The loop's rule on write; readers take any revision string a log holds.
+ * @param revision - the untrusted value.
+ * @returns true for a valid revision.
+ */
+export function isValidRevision(revision: unknown): revision is string {
+  return typeof revision === 'string' && revision.length <= MAX_REVISION_UNITS && !UNPRINTABLE.test(revision)
+    && (revision.length <= MAX_REVISION_LENGTH || characterCount(revision) <= MAX_REVISION_LENGTH)
+}
+
+/**
+ * A refused revision as an error shows it: its first 40 UTF-16 code units with its size in the unit that refused it
+ * ({@link isValidRevision}).
+ * @param revision - a revision {@link isValidRevision} refused.
+ * @returns what the error lists.
+ */
+export function refusedRevision(revision: string): string {
+  const size = revision.length > MAX_REVISION_UNITS ? `${revision.length} UTF-16 code units` : `${characterCount(revision)} characters`
+  return `${revision.slice(0, 40)}${revision.length > 40 ? '…' : ''} (${size})`
+}
 
 /** Why a projection was refused. */
 export type AgentContextErrorCode =
@@ -39,7 +87,12 @@ export function describeFailure(error: unknown): string {
     // Swallowed: the value's own code threw while it was described; the error names what kind of value it was instead.
     text = `a thrown ${typeof error} that throws when it is described`
   }
-  return text.length <= MAX_FAILURE_CHARS ? text : `${text.slice(0, MAX_FAILURE_CHARS)}… (${text.length} characters)`
+  // One line: an Error's message may hold line breaks, which would split the `turn/end` record a reader scans.
+  const line = text.replace(/\s*[\r\n\u2028\u2029]+\s*/gu, ' ')
+  if (line.length <= MAX_FAILURE_CHARS) return line
+  // Cut before a trailing lead surrogate, so the cut never leaves half a character.
+  const cut = /[\uD800-\uDBFF]/u.test(line[MAX_FAILURE_CHARS - 1] ?? '') ? MAX_FAILURE_CHARS - 1 : MAX_FAILURE_CHARS
+  return `${line.slice(0, cut)}… (${line.length} characters)`
 }
 
 /**

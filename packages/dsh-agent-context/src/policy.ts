@@ -7,7 +7,7 @@
  */
 
 import type { Message } from '@deepseek-ai/dsh-llm'
-import { isValidRevision, refusedRevision, REVISION_RULE } from './errors.ts'
+import { isValidRevision, refusedRevision, REVISION_RULE } from './normalize.ts'
 import type { NodeIndex } from './nodes.ts'
 import { isUserInput } from './nodes.ts'
 

@@ -3,10 +3,9 @@ import type { UserMessage } from '@deepseek-ai/dsh-llm'
 import { CallId, createAssistantMessage, createToolResultMessage, createUserMessage } from '@deepseek-ai/dsh-llm'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { MAX_REVISION_LENGTH } from '../src/errors.ts'
 import { NodeIndex } from '../src/nodes.ts'
 import type { AgentContextErrorCode } from '../src/normalize.ts'
-import { AgentContextError, describeFailure, normalizeSelection } from '../src/normalize.ts'
+import { AgentContextError, describeFailure, MAX_REVISION_LENGTH, normalizeSelection } from '../src/normalize.ts'
 
 const userMessage = (text: string): UserMessage => createUserMessage({ content: [{ type: 'text', text }], source: { kind: 'user' } })
 const assistantMessage = (text: string, calls: readonly string[] = []) => createAssistantMessage({
@@ -119,6 +118,9 @@ describe('normalizeSelection errors', () => {
 describe('describeFailure', () => {
   it('names an error by its name and message and any other thrown value as inspected, in one bounded line', () => {
     expect(describeFailure(new TypeError('boom'))).toBe('TypeError: boom')
+    expect(describeFailure(new Error('line one\n  line two\r\nline three'))).toBe('Error: line one line two line three')
+    const astral = describeFailure(new Error(`${'x'.repeat(492)}🌊🌊🌊🌊🌊`))
+    expect(astral).toMatch(/^Error: x{492}… \(509 characters\)$/)
     expect(describeFailure({ code: 7, nested: { deep: [1, 2] } })).toBe('{ code: 7, nested: { deep: [ 1, 2 ] } }')
     const long = describeFailure(new Error('x'.repeat(2000)))
     expect(long).toBe(`Error: ${'x'.repeat(493)}… (2007 characters)`)
