@@ -6,7 +6,8 @@
 #      after the last step, the keyless headless snapshots of the example and of projection-aware compaction, and the
 #      TypeScript SDK snapshots (the context-policy scenario carries request/projection), too
 #  (c) after each step, DSH's generated-artifact gates the series feeds: persistence catalog, scoped events, cordis
-#      catalog, doc graphs, translation pairing, Agent Note format
+#      catalog, doc graphs, translation pairing, Agent Note format; after the last step, the host typecheck (src and
+#      tests, as DSH's build compiles them) and knip
 #  (d) drift: the series' generated seam modules and Agent Notes equal what the workspace generates (series.sh check)
 #  (e) no listener, no change: one scripted conversation (series-checks/no-listener.spec.ts) run on the unmodified base
 #      and on the last step sends the same requests and writes the same log, byte for byte
@@ -89,6 +90,12 @@ for i in "${!names[@]}"; do
     else echo "  FAIL  $gate"; tail -5 "$WORK/gate.log"; failed=$((failed + 1)); fi
   done
 done
+
+step '(c) after the last step: the host typecheck (src and tests, as `pnpm run build` compiles them) and knip'
+if (cd "$tree" && pnpm exec tsc -b tsconfig.host.json > "$WORK/tsc.log" 2>&1); then echo '  pass  tsc -b tsconfig.host.json'
+else echo '  FAIL  tsc -b tsconfig.host.json'; grep -m 5 'error TS' "$WORK/tsc.log"; failed=$((failed + 1)); fi
+if (cd "$tree" && pnpm run -s knip > "$WORK/knip.log" 2>&1); then echo '  pass  knip'
+else echo '  FAIL  knip'; tail -5 "$WORK/knip.log"; failed=$((failed + 1)); fi
 
 step '(b) the keyless headless snapshots: the context-policy example, and projection-aware compaction over it'
 if (cd "$tree" && pnpm exec vitest run --config vitest.snapshot.config.ts examples/headless-agent/tests/headless.snapshot.ts \

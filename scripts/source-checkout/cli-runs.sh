@@ -76,16 +76,15 @@ fi
 if $baseline; then
   timed 'cli: unpatched agent-managed' cli_run unpatched unpatched-managed agent-managed tavern
   sed 's/^/  stderr: /' "$WORK/cli/unpatched-managed/stderr" | head -5
-  # A refused agent-managed mount keeps AgentTavern in dsh-native: it warns through the cordis logger (the headless
-  # profile prints none; the scripted-user row collects them) and, on a stock build, logs nothing.
+  # On a build without the seam AgentTavern refuses activating agent-managed closed (mode-unavailable): the mount
+  # throws its typed conflict, the turn fails, and nothing is projected or recorded as a mode.
   stats=$(node "$root/scripts/consumer-smoke/session-stats.mjs" --reader "$root/packages/dsh-agent-context/lib/index.js" "$(session_of unpatched-managed)" 2>/dev/null || echo '{}')
-  turns=$(stat_of "$stats" turns 2>/dev/null || echo 0)
-  warned=$(grep -o 'agent-tavern: .*agent-managed is unavailable on this host: .*; it runs dsh-native' "$WORK/cli/unpatched-managed/warnings.log" 2>/dev/null | head -1 || true)
-  echo "  warning: ${warned:-none}"
+  refusal=$(grep -o 'cannot activate agent-managed (mode-unavailable)' "$WORK/cli/unpatched-managed/stderr" 2>/dev/null | head -1 || true)
+  echo "  refusal: ${refusal:-none}"
   refused=1
-  if [ "$(cat "$WORK/cli/unpatched-managed/status")" -eq 0 ] && [ -n "$warned" ] \
-    && [ "${turns:-0}" -ge 20 ] && [ "$(stat_of "$stats" projections)" -eq 0 ] && [ "$(stat_of "$stats" modes)" = '[]' ]; then refused=0; fi
-  check "unpatched CLI, agent-managed: refused with AgentTavern's mode-unavailable warning, ${turns:-0} dsh-native turns, nothing projected, no mode event" $refused
+  if [ "$(cat "$WORK/cli/unpatched-managed/status")" -ne 0 ] && [ -n "$refusal" ] \
+    && [ "$(stat_of "$stats" projections)" -eq 0 ] && [ "$(stat_of "$stats" modes)" != 'agent-managed' ]; then refused=0; fi
+  check "unpatched CLI, agent-managed: AgentTavern refuses the activation closed (mode-unavailable), exit $(cat "$WORK/cli/unpatched-managed/status"), nothing projected" $refused
 
   timed 'cli: unpatched dsh-native' cli_run unpatched unpatched-native dsh-native tavern
   status=0

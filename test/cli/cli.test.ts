@@ -156,7 +156,7 @@ describe('dsh-seam inspect', () => {
     // oxlint-disable-next-line no-control-regex -- the test looks for the control characters a terminal acts on
     expect(verified.stdout + verified.stderr).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)
     expect(verified.stderr.split('\n')).toHaveLength(2)
-    expect(verified.stderr).toMatch(/revision "x\\n  99 .* forged\\u001B\[2J\\u001B\]0;title\\u0007\\u009B31m\\u202Eevil": \[revision\] request\/projection names revision /)
+    expect(verified.stderr).toMatch(/revision "x\\n  99 .* forged\\u001B\[2J\\u001B\]0;title\\u0007\\u009B31m\\u202Eevil": \[revision\] request\/projection names a revision that is not a printable string/)
     const json = runCli('inspect', path, '--json')
     // oxlint-disable-next-line no-control-regex -- the test looks for the control characters a terminal acts on
     expect(json.stdout).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)

@@ -250,7 +250,7 @@ describe('events whose data is not what their type declares', () => {
     const run = await dshContext('verify', withData(line, old => ({ ...old, revision })))
     expect(run.status).toBe(EXIT.policy)
     expect(run.stdout).toMatch(/: \d+ requests rebuilt from \d+ events; \d+ request\/projection events decode; 1 do not meet today's host policy/)
-    expect(run.stderr).toMatch(new RegExp(`^verify: warning: .*:${line}: seq \\d+, turn \\d+ step \\d+, revision ".*": \\[revision\\] request/projection names revision .*, which is not a printable string of at most 200 characters .*\\n$`))
+    expect(run.stderr).toMatch(new RegExp(`^verify: warning: .*:${line}: seq \\d+, turn \\d+ step \\d+, revision ".*": \\[revision\\] request/projection names a revision that is not a printable string of at most 200 characters; .*\\n$`))
     expect(run.stderr.split('\n')).toHaveLength(2)
   })
 

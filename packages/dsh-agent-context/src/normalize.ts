@@ -20,7 +20,7 @@ export const MAX_REVISION_LENGTH = 200
 const MAX_REVISION_UNITS = MAX_REVISION_LENGTH * 8
 
 /** The revision rule in words, for errors. */
-export const REVISION_RULE = `a printable string of at most ${MAX_REVISION_LENGTH} characters (grapheme clusters; at most ${MAX_REVISION_UNITS} UTF-16 code units)`
+const REVISION_RULE = `a printable string of at most ${MAX_REVISION_LENGTH} characters (grapheme clusters; at most ${MAX_REVISION_UNITS} UTF-16 code units)`
 
 const UNPRINTABLE = /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u
 
@@ -54,7 +54,7 @@ export function isValidRevision(revision: unknown): revision is string {
  * @param revision - a revision {@link isValidRevision} refused.
  * @returns what the error lists.
  */
-export function refusedRevision(revision: string): string {
+function refusedRevision(revision: string): string {
   const size = revision.length > MAX_REVISION_UNITS ? `${revision.length} UTF-16 code units` : `${characterCount(revision)} characters`
   return `${revision.slice(0, 40)}${revision.length > 40 ? '…' : ''} (${size})`
 }

@@ -7,7 +7,7 @@
  */
 
 import type { Message } from '@deepseek-ai/dsh-llm'
-import { isValidRevision, refusedRevision, REVISION_RULE } from './normalize.ts'
+import { isValidRevision, MAX_REVISION_LENGTH } from './normalize.ts'
 import type { NodeIndex } from './nodes.ts'
 import { isUserInput } from './nodes.ts'
 
@@ -70,7 +70,7 @@ export function policyFinding(index: NodeIndex, included: readonly number[], rev
     return { code: 'opening', detail: `opens with seq ${index.seqs[first]}, which is not user input, although user input (seq ${index.seqs[index.firstInput]}) precedes it` }
   }
   if (revision !== undefined && !isValidRevision(revision)) {
-    return { code: 'revision', detail: `names revision ${refusedRevision(revision)}, which is not ${REVISION_RULE}` }
+    return { code: 'revision', detail: `names a revision that is not a printable string of at most ${MAX_REVISION_LENGTH} characters` }
   }
   return undefined
 }
