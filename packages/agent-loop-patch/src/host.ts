@@ -4,6 +4,7 @@
  * @module @dsh-seam/agent-loop-patch/host
  */
 
+import { isBailed } from '@deepseek-ai/cordis'
 import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 import { agentCarrier } from '@deepseek-ai/dsh-agent'
 import type { NormalizedProjection } from '@dsh-seam/agent-context'
@@ -94,8 +95,7 @@ function waterfall<T>(callbacks: Callback[], args: unknown[], inner: () => Promi
  */
 async function serial(callbacks: Callback[], payload: unknown): Promise<void> {
   for (const callback of callbacks) {
-    const result = await callback(payload)
-    if (result !== undefined && result !== null && result !== false) break
+    if (isBailed(await callback(payload))) break
   }
 }
 
