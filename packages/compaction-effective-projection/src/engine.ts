@@ -139,7 +139,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const { sample } = this.follow(session).calibration
     const factor = calibrationFactor(sample)
     const pressure = (): ProjectedPressure => {
-      const estimatedTokens = this.projectedPressure(session, header, sent, 1)
+      const estimatedTokens = this.projectedPressure(session, header, sent)
       return { agent, estimatedTokens, calibratedTokens: Math.ceil(estimatedTokens * factor), sample, spec }
     }
     let tokens = pressure()
@@ -229,10 +229,10 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     return targetCompactSpec(resolveTargetPolicy(this.config, target), context)
   }
 
-  private projectedPressure(session: Session, header: number, sent: ReadonlySet<number>, factor: number): number {
+  private projectedPressure(session: Session, header: number, sent: ReadonlySet<number>): number {
     let tokens = header
     for (const node of this.ctx.tokenMeter.measure(session).nodes) if (sent.has(node.seq)) tokens += node.tokens
-    return Math.ceil(tokens * factor)
+    return tokens
   }
 
   private projectedRange(
