@@ -101,19 +101,24 @@ async function seriesModules(out: string): Promise<Series | string> {
   return { host: host.projectRequestMessages }
 }
 
-/** Milliseconds per call of `call`, in batches alternated with `other`'s batches; medians of both. */
-async function lockstep(call: () => unknown, other: () => unknown, calls: number, batches: number): Promise<[number, number]> {
+/**
+ * Milliseconds per call of `call` and of `other`, alternating call by call (the first to go alternating), each call
+ * timed alone, as P10 times each request: the medians, and the means with every garbage collection pause a side's
+ * calls ran into.
+ */
+async function lockstep(call: () => unknown, other: () => unknown, calls: number): Promise<{ median: [number, number]; mean: [number, number] }> {
   const samples: [number[], number[]] = [[], []]
-  for (let b = 0; b < batches; b++) {
-    for (const side of b % 2 === 0 ? [0, 1] as const : [1, 0] as const) {
+  collectGarbage()
+  for (let i = 0; i < calls; i++) {
+    for (const side of i % 2 === 0 ? [0, 1] as const : [1, 0] as const) {
       const run = side === 0 ? call : other
-      collectGarbage()
       const start = performance.now()
-      for (let i = 0; i < calls; i++) await run()
-      samples[side].push((performance.now() - start) / calls)
+      await run()
+      samples[side].push(performance.now() - start)
     }
   }
-  return [median(samples[0]), median(samples[1])]
+  const mean = (values: readonly number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length
+  return { median: [median(samples[0]), median(samples[1])], mean: [mean(samples[0]), mean(samples[1])] }
 }
 
 /** Grow the stock agent's session with the scripted conversation until it has `nodes` surface nodes. */
@@ -123,7 +128,7 @@ async function growTo(loop: Awaited<ReturnType<typeof bootLoop>>, agent: Agent, 
 }
 
 /**
- * @param quick - one smaller size and fewer batches, for a smoke run.
+ * @param quick - one smaller size and fewer calls, for a smoke run.
  * @param log - progress sink.
  * @returns the P1-src section.
  */
@@ -135,12 +140,13 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
     method: 'Steps 1-2 of the source series (`series.sh apply --steps 2` on a copy of the DSH checkout `DSH_CHECKOUT` names); its seam files (the host '
       + 'and the generated dsh-session modules) transpiled with the workspace\'s TypeScript and bound to the unmodified '
       + 'npm rc.8 packages. One real stock AgentLoop session grows by the scripted conversation (every third turn calls '
-      + '`echo`) to each size; with no `agent/context` listener, batches of the series\' step selection (its `agent.ts`: '
+      + '`echo`) to each size; with no `agent/context` listener, calls of the series\' step selection (its `agent.ts`: '
       + '`await projectRequestMessages(...)`, which dispatches the agent\'s `agent/context` and '
-      + '`agent/context-selected` listeners, finds none and returns `session.deriveMessages()`) alternate with batches of '
-      + 'the stock step\'s `session.deriveMessages()` on that session. Before every call of either side one log-only '
-      + 'event is appended, as a step appends its `step/start` and user messages, so nothing read of the log is cached '
-      + 'from the call before; medians of the batch means.',
+      + '`agent/context-selected` listeners, finds none and returns `session.deriveMessages()`) alternate call by call '
+      + 'with the stock step\'s `session.deriveMessages()` on that session (the first to go alternating), 20,000 calls '
+      + 'each, every call timed alone. Before every call of either side one log-only event is appended, as a step '
+      + 'appends its `step/start` and user messages, so nothing read of the log is cached from the call before; '
+      + 'medians per call, as P10 takes medians per request.',
     target: `series/stock time per step ≤ ${TARGET} at 1,000 and 10,000 surface nodes with ≥ ${MIN_EVENTS_PER_NODE} events per node`,
   }
   try {
@@ -167,6 +173,7 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
     const rows: string[][] = []
     const ratios: number[] = []
     const differences: string[] = []
+    const means: string[] = []
     const density: number[] = []
     const turn = { n: 0 }
     for (const nodes of sizes) {
@@ -176,8 +183,10 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
       density.push(perNode)
       const same = JSON.stringify(await step()) === JSON.stringify(session.deriveMessages())
       if (!same) throw new Error('P1-src: the series\' step does not send what deriveMessages() derives')
-      const [seriesMs, stock] = await lockstep(step, stockStep, quick ? 200 : 1_000, quick ? 5 : 15)
+      const timed = await lockstep(step, stockStep, quick ? 2_000 : 20_000)
+      const [seriesMs, stock] = timed.median
       ratios.push(seriesMs / stock)
+      means.push(`${significant(timed.mean[1] * 1000)} and ${significant(timed.mean[0] * 1000)} µs (${significant(timed.mean[0] / timed.mean[1])}) at ${session.surface.nodes.length} nodes`)
       differences.push(`${significant((seriesMs - stock) * 1e6)} ns at ${session.surface.nodes.length} nodes`)
       rows.push([
         `${session.surface.nodes.length}`,
@@ -205,6 +214,7 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
           + 'so it returns `session.deriveMessages()`: no offer, no read of the log. Both sides append before each call '
           + 'and read the same session.',
         `Series minus stock per step: ${differences.join('; ')}.`,
+        `Means per call, stock and series, with the garbage collection pauses each side ran into: ${means.join('; ')}.`,
       ],
     }
   } finally {

@@ -2,7 +2,7 @@
  * fast-check drives random `agent/context` listener behaviour through the real loop: valid selections (any subset,
  * duplicates, any order, with or without a revision) and refused ones within the listener's type (NaN, fractions,
  * negatives and other numbers that are no seq, seqs of other events or of nothing, revisions that break the revision
- * rule, throws, rejected promises, writes to the frozen offer). No request that breaks an invariant may reach the
+ * rule, throws, rejected promises) and writes to the offered node list, which is the host's own (read-only by type). No request that breaks an invariant may reach the
  * adapter, and every log must verify.
  */
 
@@ -40,8 +40,8 @@ function expectedCodes(behaviour: Behaviour): readonly AgentContextErrorCode[] {
     case 'event-seq': return ['unknown-seq']
     case 'revision': return ['invalid-revision']
     case 'throw':
-    case 'reject':
-    case 'mutate': return ['listener-failed']
+    case 'reject': return ['listener-failed']
+    case 'mutate': return []
   }
 }
 
@@ -60,7 +60,11 @@ async function act(
     case 'revision': return { include: all.include, revision: behaviour.value }
     case 'throw': throw new Error('listener bug')
     case 'reject': return Promise.reject(new Error('listener rejected'))
-    case 'mutate': return (nodes as ContextNode[]).push({ seq: 0, message: nodes[0]!.message })
+    case 'mutate': {
+      // The offered lists are the host's own, read-only by type only: a write changes later offers, never a request.
+      (nodes as ContextNode[]).push(nodes[0]!)
+      return all
+    }
   }
 }
 

@@ -94,20 +94,27 @@ describe('pay only when used: what the host reads of the log', () => {
     expect(await eventReads(await patchedDsh(), false)).toBe(stock)
   })
 
-  it('dispatches both events once per request with their declared payloads, listener or not: no lookup without a dispatch', async () => {
+  it('dispatches agent/context once per request, and agent/context-selected after it when it has a listener, with their declared payloads', async () => {
     const loop = await bootLoop(await patchedDsh(), { fallback: textReply('ok') })
-    const seen: string[] = []
+    const reported: [string, object][] = []
     loop.ctx.on('internal/dispatch', (_mode, name, args) => {
-      if (name === 'agent/context' || name === 'agent/context-selected') seen.push(`${name}: ${Object.keys(args[0] as object).sort().join(' ')}`)
+      if (name === 'agent/context' || name === 'agent/context-selected') reported.push([name, args[0] as object])
     })
     const agent = loop.create('dispatched')
     await loop.say(agent, 'without a listener')
-    agent.ctx.on('agent/context', async (_payload, next) => ({ include: (await next()).include.slice(-1), revision: 'last-1' }))
+    const heard: object[] = []
+    agent.ctx.on('agent/context', async (payload, next) => {
+      heard.push(payload)
+      return { include: (await next()).include.slice(-1), revision: 'last-1' }
+    })
     await loop.say(agent, 'with one')
     expect(loop.errors).toEqual([])
+    // The reported payload is the one the listener gets: its offer is added once a listener is found, before it runs.
+    expect(reported[1]![1]).toBe(heard[0])
+    const seen = reported.map(([name, payload]) => `${name}: ${Object.keys(payload).sort().join(' ')}`)
     const context = 'agent/context: agent generation nodes requiredSeqs signal step system tools turn'
     const selected = 'agent/context-selected: agent final include nodes requiredSeqs signal step system tools turn'
-    expect(seen).toEqual([context, selected, context, selected])
+    expect(seen).toEqual(['agent/context: agent signal step system tools turn', context, selected])
   })
 
   it('with a listener the host reads the whole log once, when it starts following it, not once per request', async () => {

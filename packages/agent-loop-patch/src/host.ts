@@ -16,6 +16,7 @@ import {
   encodeInclude,
   isValidRevision,
   normalizeOffer,
+  normalizeSelection,
   pendingProjectionOf,
   SurfaceFold,
 } from '@dsh-seam/agent-context'
@@ -45,6 +46,7 @@ function follow(agent: Agent): SurfaceFold {
   if (fold === undefined) {
     const started = new SurfaceFold()
     agent.ctx.on('session/event', (subject, event) => {
+      /* v8 ignore else -- the event is scoped to the agent's session and comes in seq order after the catch-up read. */
       if (subject === session && event.seq === started.length) started.apply(event)
     })
     followed.set(agent, fold = started)
@@ -57,26 +59,27 @@ function follow(agent: Agent): SurfaceFold {
   return fold
 }
 
-/** Per agent: its scope carrier, built once (`agentCarrier` is a stateless routing object). */
-const carriers = new WeakMap<Agent, ReturnType<typeof agentCarrier>>()
+/** An agent's scope carrier (`agentCarrier`, a stateless routing object) and its context's event service. */
+interface Dispatcher {
+  carrier: ReturnType<typeof agentCarrier>
+  events: Agent['ctx']['events']
+}
 
-function carrierOf(agent: Agent): ReturnType<typeof agentCarrier> {
-  let carrier = carriers.get(agent)
-  if (carrier === undefined) carriers.set(agent, carrier = agentCarrier(agent))
-  return carrier
+/** Per agent: its {@link Dispatcher}, built once. */
+const dispatchers = new WeakMap<Agent, Dispatcher>()
+
+/**
+ * The agent's dispatcher. Its `events.dispatch` returns the listeners of a scope-filtered agent event in the agent's
+ * scope, the lookup cordis' `waterfall` and `serial` make (reported once on `internal/dispatch`); it takes the carrier
+ * and the name off the arguments it is given, as cordis' own dispatchers do.
+ */
+function dispatcherOf(agent: Agent): Dispatcher {
+  let dispatcher = dispatchers.get(agent)
+  if (dispatcher === undefined) dispatchers.set(agent, dispatcher = { carrier: agentCarrier(agent), events: agent.ctx.events })
+  return dispatcher
 }
 
 type Callback = (...args: unknown[]) => unknown
-
-/**
- * The listeners of a scope-filtered agent event in the agent's scope: cordis' `events.dispatch` for the agent's
- * carrier, the lookup `waterfall` and `serial` make (reported once on `internal/dispatch`).
- * @param args - the carrier, the event name, the payload and, for a waterfall, the innermost `next`; the lookup takes
- *   the carrier and the name off it, as cordis' own dispatchers do.
- */
-function listeners(agent: Agent, type: 'waterfall' | 'serial', args: unknown[]): Callback[] {
-  return agent.ctx.events.dispatch(type, args) as Callback[]
-}
 
 /**
  * Run looked-up waterfall listeners as cordis' `waterfall` does: outermost first, each `next()` calling the one inside
@@ -104,30 +107,29 @@ interface Offer {
   /** The fold's {@link SurfaceFold.mark} when offered. */
   mark: string
   fold: SurfaceFold
-  /** The nodes offered, a frozen array of this request's own, copied when a listener first reads them. */
-  readonly nodes: readonly ContextNode[]
+  /** The fold's node list: the surface cannot move while it is offered, or the pass runs again. */
+  nodes: readonly ContextNode[]
   requiredSeqs: readonly number[]
-  /** The waterfall's default result, made when a listener first calls `next()`; returned unchanged it needs no normalization. */
-  everything: () => ContextSelection
-  /** Whether {@link Offer.everything} made `selection`. */
-  isEverything: (selection: ContextSelection) => boolean
+  /** The waterfall's default result, over the fold's own seq list; returned unchanged it needs no normalization. */
+  everything: ContextSelection
 }
 
+/**
+ * The offer of the agent's surface as it is now. Nothing is copied: `nodes` and the default selection's `include` are
+ * the fold's offered lists, which a listener reads while the surface stands still (a pass that sees it move runs
+ * again). The host resolves every seq through the fold's index, so a listener that writes to them anyway changes what
+ * later listeners are offered, never what a request sends.
+ */
 function offer(agent: Agent): Offer {
   const fold = follow(agent)
-  // The fold's arrays only grow until a replace swaps them, so the offer is their first `offered` entries.
-  const { contextNodes, index } = fold
-  const offered = contextNodes.length
-  let nodes: readonly ContextNode[] | undefined
-  let everything: ContextSelection | undefined
+  const { contextNodes, contextSeqs, index } = fold
   return {
     generation: fold.generation,
     mark: fold.mark,
     fold,
-    get nodes() { return nodes ??= Object.freeze(contextNodes.slice(0, offered)) },
+    nodes: contextNodes,
     requiredSeqs: Object.freeze(index.requiredSeqs()),
-    everything: () => everything ??= Object.freeze({ include: Object.freeze(index.seqs.slice(0, offered)) }),
-    isEverything: selection => everything !== undefined && selection === everything,
+    everything: Object.freeze({ include: contextSeqs }),
   }
 }
 
@@ -143,69 +145,60 @@ interface Pass {
 }
 
 /**
- * Dispatch `agent/context` and `agent/context-selected` for the request about to be built. Their payloads build the
- * offer (the surface fold's nodes, the required seqs, the default selection) when a listener first reads it, so a step
- * no listener takes part in builds nothing.
+ * Dispatch `agent/context` for the request about to be built and, when it has a listener in the agent's scope, make
+ * the offer (the surface fold's nodes, the required seqs, the default selection), run the listeners, then dispatch
+ * `agent/context-selected`.
  * @returns the pass; `moved` with the offer it started from when the surface moved while listeners ran; `unheard`
- *   when neither event has a listener in the agent's scope.
+ *   when `agent/context` has no listener in the agent's scope.
  */
-function pass(agent: Agent, request: ProjectionRequest, final: boolean): 'unheard' | Promise<Pass | { moved: Offer; selection: ContextSelection | undefined } | 'unheard'> {
-  let current: Offer | undefined
-  const offered = (): Offer => current ??= offer(agent)
+function pass(agent: Agent, request: ProjectionRequest, final: boolean): 'unheard' | Promise<Pass | { moved: Offer; selection: ContextSelection | undefined }> {
   const { turn, step, system, tools, signal } = request
-  const carrier = carrierOf(agent)
-  const inner = (): Promise<ContextSelection> => Promise.resolve(offered().everything())
-  const contextArgs: unknown[] = [carrier, 'agent/context', {
-    agent, turn, step, system, tools, signal,
-    get generation() { return offered().generation },
-    get nodes() { return offered().nodes },
-    get requiredSeqs() { return offered().requiredSeqs },
-  }, inner]
-  let projection: NormalizedProjection | undefined
-  let include: readonly number[] | undefined
-  const selectedPayload = {
-    agent, turn, step, system, tools, signal, final,
-    get nodes() { return offered().nodes },
-    get requiredSeqs() { return offered().requiredSeqs },
-    get include() { return include ??= projection === undefined ? offered().everything().include : Object.freeze(projection.include.slice()) },
-  }
-  const selecting = listeners(agent, 'waterfall', contextArgs)
-  // With no selecting listener nothing runs before `agent/context-selected`, so its listeners are looked up now: with
-  // none either, the step is decided without a promise of its own.
-  const selectedEarly = selecting.length === 0 ? listeners(agent, 'serial', [carrier, 'agent/context-selected', selectedPayload]) : undefined
-  if (selectedEarly?.length === 0) return 'unheard'
+  const { carrier, events } = dispatcherOf(agent)
+  let current: Offer | undefined
+  const inner = (): Promise<ContextSelection> => Promise.resolve((current as Offer).everything)
+  // The payload gets its offer once a listener is found (the same object, before any listener runs), so a step with
+  // none makes no offer.
+  const payload: Record<string, unknown> = { agent, turn, step, system, tools, signal }
+  const contextArgs: unknown[] = [carrier, 'agent/context', payload, inner]
+  const selecting = events.dispatch('waterfall', contextArgs) as Callback[]
+  // With no selecting listener the request sends every node, as without the seam: decided without a promise of its own.
+  if (selecting.length === 0) return 'unheard'
+  const offered = current = offer(agent)
+  payload['generation'] = offered.generation
+  payload['nodes'] = offered.nodes
+  payload['requiredSeqs'] = offered.requiredSeqs
   return (async () => {
     let selection: ContextSelection | undefined
-    if (selecting.length > 0) {
-      try {
-        selection = await waterfall(selecting, contextArgs, inner)
-      } catch (error: unknown) {
-        signal.throwIfAborted()
-        const failure = new AgentContextError('listener-failed', String(agent.id), undefined, [], `listener failed: ${describeFailure(error)}`, error)
-        // `turn/end` records it too; the log line is what an operator watching the console sees.
-        agent.ctx.logger.warn(failure.message)
-        throw failure
-      }
+    try {
+      selection = await waterfall(selecting, contextArgs, inner)
+    } catch (error: unknown) {
       signal.throwIfAborted()
-      if (moved(agent, current)) return { moved: current as Offer, selection }
-      if (selection !== undefined && !offered().isEverything(selection)) {
-        const { fold, requiredSeqs } = offered()
-        projection = normalizeOffer(String(agent.id), () => fold.events, fold.index, requiredSeqs, selection)
-      }
+      const failure = new AgentContextError('listener-failed', String(agent.id), undefined, [], `listener failed: ${describeFailure(error)}`, error)
+      // `turn/end` records it too; the log line is what an operator watching the console sees.
+      agent.ctx.logger.warn(failure.message)
+      throw failure
     }
-    const selected = selectedEarly ?? listeners(agent, 'serial', [carrier, 'agent/context-selected', selectedPayload])
-    await serial(selected, selectedPayload)
-    if (selection === undefined && selected.length === 0) return 'unheard'
     signal.throwIfAborted()
-    if (moved(agent, current)) return { moved: current as Offer, selection }
-    return { current: offered(), selection, projection }
+    if (moved(agent, offered)) return { moved: offered, selection }
+    const { fold, requiredSeqs, everything } = offered
+    const projection = selection === undefined || selection === everything ? undefined : normalizeOffer(String(agent.id), () => fold.events, fold.index, requiredSeqs, selection)
+    const shown = {
+      agent, turn, step, system, tools, signal, final,
+      nodes: offered.nodes,
+      requiredSeqs,
+      include: projection === undefined ? everything.include : Object.freeze(projection.include.slice()),
+    }
+    await serial(events.dispatch('serial', [carrier, 'agent/context-selected', shown]) as Callback[], shown)
+    signal.throwIfAborted()
+    if (moved(agent, offered)) return { moved: offered, selection }
+    return { current: offered, selection, projection }
   })()
 }
 
 /**
  * Run the `agent/context` waterfall for the request about to be built and return the messages it sends. With no
- * `agent/context` or `agent/context-selected` listener in the agent's scope this is `session.deriveMessages()`, and
- * no offer is built. Otherwise the waterfall's outermost result is normalized, then dispatched as
+ * `agent/context` listener in the agent's scope this is `session.deriveMessages()` after one listener lookup, and no
+ * offer is made. Otherwise the waterfall's outermost result is normalized, then dispatched as
  * `agent/context-selected`. A default projection (every node) returns `session.deriveMessages()` and logs nothing;
  * any other appends one `request/projection` event first. When the surface moves while listeners of either event run,
  * the waterfall runs once more over the new surface; a second move rejects the step. The waterfall is awaited to the
@@ -224,8 +217,8 @@ export function projectRequestMessages(agent: Agent, request: ProjectionRequest)
 
 async function project(agent: Agent, request: ProjectionRequest, first: Exclude<ReturnType<typeof pass>, 'unheard'>): Promise<Message[]> {
   const { session } = agent
-  let done = await first
-  if (done === 'unheard') return session.deriveMessages()
+  let done: Awaited<typeof first> | 'unheard' = await first
+  // A listener that moved the surface may also have removed the last `agent/context` listener.
   if ('moved' in done) done = await pass(agent, request, true)
   if (done === 'unheard') return session.deriveMessages()
   if ('moved' in done) {
@@ -236,7 +229,7 @@ async function project(agent: Agent, request: ProjectionRequest, first: Exclude<
   const { index } = fold
   const pending = (): boolean => pendingProjectionOf(fold.length, seq => fold.events[seq]) !== undefined
   if ((projection === undefined || projection.isDefault) && !pending()) return session.deriveMessages()
-  const normalized = projection ?? normalizeOffer(String(agent.id), () => fold.events, index, current.requiredSeqs, current.everything())
+  const normalized = projection ?? normalizeSelection({ agent: String(agent.id), index, requiredSeqs: current.requiredSeqs }, { include: index.seqs })
   const data: RequestProjection = {
     turn: request.turn,
     step: request.step,

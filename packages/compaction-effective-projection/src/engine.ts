@@ -66,10 +66,10 @@ export interface ProjectedPressure {
  * A `BasicCompactionEngine` whose step pressure is the price of the request about to be sent: system, tools and the
  * nodes the projection includes, priced by `ctx.tokenMeter` and calibrated by the provider usage of the request that
  * usage answered. It judges the host's final, normalized selection of every request (`agent/context-selected`: after
- * the whole waterfall, whatever order listeners were registered in; with no selecting listener, every node and the
- * step's input) and compacts only spans that request sends, never a node the request needs to be answerable (standing
- * context outside the open turn is compacted as the basic engine compacts it), so the host re-projects the
- * replaced surface before building the request. `measure: 'surface'` is the basic engine unchanged.
+ * the whole waterfall, whatever order listeners were registered in; the engine's own `agent/context` listener passes
+ * on what the others select, every node when there are none) and compacts only spans that request sends, never a
+ * node the request needs to be answerable (standing context outside the open turn is compacted as the basic engine
+ * compacts it), so the host re-projects the replaced surface before building the request. `measure: 'surface'` is the basic engine unchanged.
  */
 export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   static override Config = ProjectionCompactionConfig
@@ -88,6 +88,8 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     super(ctx, basic)
     this.policy = policy
     if (this.config.auto && policy.measure === 'projection' && policy.pressure === 'auto') {
+      // The host shows its selection to agents with an `agent/context` listener: this one keeps what the others select.
+      ctx.on('agent/context', (_payload, next) => next())
       ctx.on('agent/context-selected', selection => this.judge(selection))
     }
   }

@@ -91,7 +91,7 @@ export function describeFailure(error: unknown): string {
   const line = text.replace(/\s*[\r\n\u2028\u2029]+\s*/gu, ' ')
   if (line.length <= MAX_FAILURE_CHARS) return line
   // Cut before a trailing lead surrogate, so the cut never leaves half a character.
-  const cut = /[\uD800-\uDBFF]/u.test(line[MAX_FAILURE_CHARS - 1] ?? '') ? MAX_FAILURE_CHARS - 1 : MAX_FAILURE_CHARS
+  const cut = /[\uD800-\uDBFF]/u.test(line.charAt(MAX_FAILURE_CHARS - 1)) ? MAX_FAILURE_CHARS - 1 : MAX_FAILURE_CHARS
   return `${line.slice(0, cut)}… (${line.length} characters)`
 }
 

@@ -18,10 +18,13 @@ export class SurfaceFold {
   /** The message-bearing nodes, with the open turn. */
   index = new NodeIndex()
   /**
-   * The message-bearing nodes in surface order, one frozen node per position of {@link SurfaceFold.index}. The array
-   * grows in place as nodes are appended and is replaced when a compaction replaces nodes.
+   * The message-bearing nodes in surface order, one frozen node per position of {@link SurfaceFold.index}, and their
+   * seqs: the lists a host offers as they are, so a request copies neither. They grow in place as nodes are appended
+   * and are replaced when a compaction replaces nodes; the index keeps its own, so a write to them reaches no request.
    */
   contextNodes: ContextNode[] = []
+  /** The seqs of {@link SurfaceFold.contextNodes}, in the same order. */
+  contextSeqs: number[] = []
   /** The events folded so far, by seq: the fold and a replacement node's sources read them, as on a live session. */
   readonly events: SessionEvent[] = []
   private readonly surface = new SurfaceManager(this.events)
@@ -61,11 +64,13 @@ export class SurfaceFold {
     if (!extending) {
       this.index = NodeIndex.read(added, this.index.turnStart, eventAt)
       this.contextNodes = [...added]
+      this.contextSeqs = added.map(node => node.seq)
       return
     }
     for (const node of added) {
       this.index.push(node.seq, node.message)
       this.contextNodes.push(node)
+      this.contextSeqs.push(node.seq)
     }
   }
 }

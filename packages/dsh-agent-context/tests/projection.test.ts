@@ -115,6 +115,7 @@ describe('requestMessagesFromLog', () => {
     expect(() => requestMessagesFromLog(withPending({ ...select([[2, 4]], 3, 3), step: 2 })))
       .toThrow(/turn 1 step 2, but the request is turn 1 step 1/)
     expect(() => requestMessagesFromLog(withPending(select([[2, 4]], 3, 2)))).toThrow(expect.objectContaining({ code: 'projection-counts' }))
+    expect(() => requestMessagesFromLog(withPending(select([[1, 4]], 3, 3)))).toThrow(expect.objectContaining({ code: 'foreign-seq' }))
   })
 
   it('is the whole derivation once the projection was consumed', () => {
