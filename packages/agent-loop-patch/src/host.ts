@@ -154,8 +154,9 @@ interface Pass {
 function pass(agent: Agent, request: ProjectionRequest, final: boolean): 'unheard' | Promise<Pass | { moved: Offer; selection: ContextSelection | undefined }> {
   const { turn, step, system, tools, signal } = request
   const { carrier, events } = dispatcherOf(agent)
-  let current: Offer | undefined
-  const inner = (): Promise<ContextSelection> => Promise.resolve((current as Offer).everything)
+  // The innermost `next()` answers with the offer made below, before any listener can call it.
+  const made: { offer?: Offer } = {}
+  const inner = (): Promise<ContextSelection> => Promise.resolve((made.offer as Offer).everything)
   // The payload gets its offer once a listener is found (the same object, before any listener runs), so a step with
   // none makes no offer.
   const payload: Record<string, unknown> = { agent, turn, step, system, tools, signal }
@@ -163,7 +164,7 @@ function pass(agent: Agent, request: ProjectionRequest, final: boolean): 'unhear
   const selecting = events.dispatch('waterfall', contextArgs) as Callback[]
   // With no selecting listener the request sends every node, as without the seam: decided without a promise of its own.
   if (selecting.length === 0) return 'unheard'
-  const offered = current = offer(agent)
+  const offered = made.offer = offer(agent)
   payload['generation'] = offered.generation
   payload['nodes'] = offered.nodes
   payload['requiredSeqs'] = offered.requiredSeqs
