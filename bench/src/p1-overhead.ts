@@ -106,9 +106,8 @@ export async function benchOverhead(quick: boolean, log: (line: string) => void)
       rows,
     },
     notes: [
-      'Without a listener for the agent the patched step dispatches `agent/context` and `agent/context-selected` through '
-        + 'cordis\' `events.dispatch` with payloads whose offer is built only when a listener reads it; none does, so it '
-        + 'builds nothing and returns `session.deriveMessages()` (P1-src times that path alone). With invariants on, the '
+      'Without a listener for the agent the patched step looks `agent/context` up through cordis\' `events.dispatch`, '
+        + 'finds none, builds no offer and returns `session.deriveMessages()` (P1-src times that path alone). With invariants on, the '
         + 'patched request invariant rebuilds the request with `requestMessagesFromLog` where stock calls `deriveMessages()`. '
         + 'Ratios below 1 are noise.',
     ],

@@ -141,8 +141,8 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
       + 'and the generated dsh-session modules) transpiled with the workspace\'s TypeScript and bound to the unmodified '
       + 'npm rc.8 packages. One real stock AgentLoop session grows by the scripted conversation (every third turn calls '
       + '`echo`) to each size; with no `agent/context` listener, calls of the series\' step selection (its `agent.ts`: '
-      + '`await projectRequestMessages(...)`, which dispatches the agent\'s `agent/context` and '
-      + '`agent/context-selected` listeners, finds none and returns `session.deriveMessages()`) alternate call by call '
+      + '`await projectRequestMessages(...)`, which looks up the agent\'s `agent/context` listeners, finds none and '
+      + 'returns `session.deriveMessages()`) alternate call by call '
       + 'with the stock step\'s `session.deriveMessages()` on that session (the first to go alternating), 20,000 calls '
       + 'each, every call timed alone. Before every call of either side one log-only event is appended, as a step '
       + 'appends its `step/start` and user messages, so nothing read of the log is cached from the call before; '
@@ -209,10 +209,10 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
         rows,
       },
       notes: [
-        'Without a listener for the agent, the series\' step dispatches `agent/context` and `agent/context-selected` '
-          + 'through cordis\' `events.dispatch`, whose payloads build the offer only when a listener reads it; none does, '
-          + 'so it returns `session.deriveMessages()`: no offer, no read of the log. Both sides append before each call '
-          + 'and read the same session.',
+        'Without a listener for the agent, the series\' step looks `agent/context` up through cordis\' '
+          + '`events.dispatch` (its payload gets the offer only once a listener is found), finds none and returns '
+          + '`session.deriveMessages()`: no offer, no read of the log, no `agent/context-selected`, which follows the '
+          + 'waterfall only. Both sides append before each call and read the same session.',
         `Series minus stock per step: ${differences.join('; ')}.`,
         `Means per call, stock and series, with the garbage collection pauses each side ran into: ${means.join('; ')}.`,
       ],
