@@ -23,6 +23,16 @@ function interceptMessages(agent: Agent, rewrite: (messages: Message[]) => Messa
 }
 
 describe('the log-rebuilt request invariant', () => {
+  it('refuses, at append, a request/projection that is not the event\'s shape, before the log changes', async () => {
+    const loop = await bootLoop(dsh, { fallback: textReply('ok') })
+    const agent = loop.create('malformed')
+    await loop.say(agent, 'a')
+    const before = agent.session.seq
+    const malformed = { turn: 9, step: 9, generation: 7, include: [[999_999, 3]] as [number, number][], surfaceNodes: -1, includedNodes: 1.5 }
+    expect(() => agent.session.append('request/projection', malformed)).toThrow(/^session event "request\/projection" is not \{ turn, step/)
+    expect(agent.session.seq).toBe(before)
+  })
+
   it('accepts projected requests and rejects a subset the log does not record', async () => {
     const loop = await bootLoop(dsh, { fallback: textReply('ok') })
     const agent = loop.create('diverging')

@@ -117,8 +117,8 @@ interface Offer {
 /**
  * The offer of the agent's surface as it is now. Nothing is copied: `nodes` and the default selection's `include` are
  * the fold's offered lists, which a listener reads while the surface stands still (a pass that sees it move runs
- * again). The host resolves every seq through the fold's index, so a listener that writes to them anyway changes what
- * later listeners are offered, never what a request sends.
+ * again). The host checks and sends every selection through the fold's index, so a listener that writes to them
+ * anyway changes only what later listeners of the agent are offered, and so what they select.
  */
 function offer(agent: Agent): Offer {
   const fold = follow(agent)

@@ -56,10 +56,14 @@ function isRun(range: unknown): boolean {
 }
 
 /**
- * A logged projection's data as read back: the log is input, whatever its declared type. Only the encoding is read; a
- * revision the host would not write today (see `normalizeSelection`) still decodes.
+ * Whether a value has the shape of a `request/projection` event's data: what `Session.append` checks before the log
+ * changes, as it checks a request header, and what a reader checks before decoding, since the log is input whatever
+ * its declared type. Only the encoding is read; what the runs name is decoded against the surface (`projectedMessages`),
+ * and a revision the host would not write today (see `normalizeSelection`) passes.
+ * @param value - a projection's data.
+ * @returns true when every count is a non-negative integer, `include` is `[first, last]` runs and `revision` a string.
  */
-function isEncoded(value: unknown): value is RequestProjection {
+export function isRequestProjection(value: unknown): value is RequestProjection {
   if (typeof value !== 'object' || value === null) return false
   const data = value as Partial<Record<keyof RequestProjection, unknown>>
   return isCount(data.turn) && isCount(data.step) && isCount(data.generation)
@@ -92,7 +96,7 @@ export function projectedMessages(index: NodeIndex, projection: SessionEvent<'re
   const { seq } = projection
   const data: unknown = projection.data
   const at = request.seq === undefined ? 'the request' : `the request at seq ${request.seq}`
-  if (!isEncoded(data)) {
+  if (!isRequestProjection(data)) {
     throw new ReplayError('malformed-projection', seq, `request/projection is not { turn, step, generation, include: [first, last][], surfaceNodes, includedNodes } of non-negative integers with an optional revision string`)
   }
   const position = { turn: data.turn, step: data.step, ...data.revision === undefined ? {} : { revision: data.revision } }

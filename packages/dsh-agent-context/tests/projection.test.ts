@@ -2,7 +2,7 @@ import type { RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
 import { Session, SessionId } from '@deepseek-ai/dsh-session'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { decodeProjection } from '../src/check.ts'
+import { decodeProjection, isRequestProjection } from '../src/check.ts'
 import { NodeIndex } from '../src/nodes.ts'
 import { encodeInclude, pendingProjection, requestMessagesFromLog } from '../src/projection.ts'
 import { assistantMessage, twoTurns, userMessage } from './support.ts'
@@ -87,6 +87,17 @@ describe('pendingProjection', () => {
 
   it('is absent from a log without projections', () => {
     expect(pendingProjection(log(turnStart(1), stepStart(1, 1), user('a')).events)).toBeUndefined()
+  })
+})
+
+describe('isRequestProjection', () => {
+  it('accepts the event\'s shape and refuses counts that are no non-negative integers, runs that are no pairs and a revision that is no string', () => {
+    const data = select([[1, 4]], 3, 3)
+    expect(isRequestProjection(data)).toBe(true)
+    expect(isRequestProjection({ ...data, revision: 'r', stale: 1 })).toBe(true)
+    for (const bad of [{ ...data, surfaceNodes: -1 }, { ...data, includedNodes: 1.5 }, { ...data, turn: '1' }, { ...data, include: [[1, 2, 3]] }, { ...data, include: [1] }, { ...data, revision: 7 }, { ...data, stale: -2 }, null, []]) {
+      expect(isRequestProjection(bad)).toBe(false)
+    }
   })
 })
 
