@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Bundle the plugins the managed-mode run inserts into a DSH checkout's headless profile, with the checkout's own
-// bundler (rolldown, through its tsdown): tavern-host (AgentTavern) and the scripted user. (The projection-aware
-// compaction engine is the series' own `@deepseek-ai/dsh-compaction-basic/projection`, loaded by name.) Every @deepseek-ai/* import stays external and resolves, through <out>/node_modules symlinks, to the
+// bundler (rolldown, through its tsdown): tavern-host (AgentTavern), AgentTavern's compaction curator and the scripted
+// user. Every @deepseek-ai/* import stays external and resolves, through <out>/node_modules symlinks, to the
 // checkout's workspace packages: the plugins share the CLI's module instances (one dsh-session, one cordis).
 // Usage: bundle-plugins.mjs <checkout> <out-dir>
 import { execFileSync } from 'node:child_process'
@@ -22,11 +22,10 @@ const { rolldown } = await import(pathToFileURL(createRequire(join(tsdown, 'pack
 
 rmSync(out, { recursive: true, force: true })
 const build = await rolldown({
-  input: { 'agent-tavern-host': join(here, 'tavern-host.mjs'), 'scripted-user': join(here, '../consumer-smoke/scripted-user/index.mjs') },
+  input: { 'agent-tavern-host': join(here, 'tavern-host.mjs'), 'agent-tavern-compaction': join(here, 'tavern-compaction.mjs'), 'scripted-user': join(here, '../consumer-smoke/scripted-user/index.mjs') },
   platform: 'node',
   external: id => /^@deepseek-ai\//.test(id),
-  // The workspace packages are side-effect free: the bundle holds only the modules whose bindings it uses (AgentTavern
-  // imports two pure functions of compaction-effective-projection, not its engine).
+  // The workspace packages are side-effect free: the bundle holds only the modules whose bindings it uses.
   treeshake: { moduleSideEffects: id => !id.startsWith(`${root}/packages/`) },
 })
 const { output } = await build.write({ dir: out, format: 'esm', entryFileNames: '[name].mjs', chunkFileNames: '[name]-[hash].mjs' })

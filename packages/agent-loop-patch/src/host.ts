@@ -169,9 +169,10 @@ function pass(agent: Agent, request: ProjectionRequest, final: boolean): 'unhear
   payload['nodes'] = offered.nodes
   payload['requiredSeqs'] = offered.requiredSeqs
   return (async () => {
+    // Typed a selection; an untyped listener that returns nothing leaves every node.
     let selection: ContextSelection | undefined
     try {
-      selection = await waterfall(selecting, contextArgs, inner)
+      selection = await waterfall<ContextSelection | undefined>(selecting, contextArgs, inner)
     } catch (error: unknown) {
       signal.throwIfAborted()
       const failure = new AgentContextError('listener-failed', String(agent.id), undefined, [], `listener failed: ${describeFailure(error)}`, error)
@@ -182,7 +183,9 @@ function pass(agent: Agent, request: ProjectionRequest, final: boolean): 'unhear
     signal.throwIfAborted()
     if (moved(agent, offered)) return { moved: offered, selection }
     const { fold, requiredSeqs, everything } = offered
-    const projection = selection === undefined || selection === everything ? undefined : normalizeOffer(String(agent.id), () => fold.events, fold.index, requiredSeqs, selection)
+    const projection = selection === undefined || selection === everything
+      ? undefined
+      : normalizeOffer(String(agent.id), () => fold.events, fold.index, requiredSeqs, selection)
     const shown = {
       agent, turn, step, system, tools, signal, final,
       nodes: offered.nodes,
@@ -230,7 +233,8 @@ async function project(agent: Agent, request: ProjectionRequest, first: Exclude<
   const { index } = fold
   const pending = (): boolean => pendingProjectionOf(fold.length, seq => fold.events[seq]) !== undefined
   if ((projection === undefined || projection.isDefault) && !pending()) return session.deriveMessages()
-  const normalized = projection ?? normalizeSelection({ agent: String(agent.id), index, requiredSeqs: current.requiredSeqs }, { include: index.seqs })
+  const normalized = projection
+    ?? normalizeSelection({ agent: String(agent.id), index, requiredSeqs: current.requiredSeqs }, { include: index.seqs })
   const data: RequestProjection = {
     turn: request.turn,
     step: request.step,

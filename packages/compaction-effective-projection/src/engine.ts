@@ -69,7 +69,8 @@ export interface ProjectedPressure {
  * the whole waterfall, whatever order listeners were registered in; the engine's own `agent/context` listener passes
  * on what the others select, every node when there are none) and compacts only spans that request sends, never a
  * node the request needs to be answerable (standing context outside the open turn is compacted as the basic engine
- * compacts it), so the host re-projects the replaced surface before building the request. `measure: 'surface'` is the basic engine unchanged.
+ * compacts it), so the host re-projects the replaced surface before building the request. `measure: 'surface'` is the
+ * basic engine unchanged.
  */
 export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   static override Config = ProjectionCompactionConfig

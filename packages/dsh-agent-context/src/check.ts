@@ -97,7 +97,8 @@ export function projectedMessages(index: NodeIndex, projection: SessionEvent<'re
   const data: unknown = projection.data
   const at = request.seq === undefined ? 'the request' : `the request at seq ${request.seq}`
   if (!isRequestProjection(data)) {
-    throw new ReplayError('malformed-projection', seq, `request/projection is not { turn, step, generation, include: [first, last][], surfaceNodes, includedNodes } of non-negative integers with an optional revision string`)
+    throw new ReplayError('malformed-projection', seq, 'request/projection is not { turn, step, generation, include: [first, last][], '
+      + 'surfaceNodes, includedNodes } of non-negative integers with an optional revision string')
   }
   const position = { turn: data.turn, step: data.step, ...data.revision === undefined ? {} : { revision: data.revision } }
   if (data.turn !== request.turn || data.step !== request.step) {

@@ -82,7 +82,7 @@ const MAX_FAILURE_CHARS = 500
 export function describeFailure(error: unknown): string {
   let text: string
   try {
-    text = error instanceof Error ? `${String(error.name)}: ${String(error.message)}` : inspect(error, { breakLength: Infinity, compact: true, depth: 4 })
+    text = error instanceof Error ? `${error.name}: ${error.message}` : inspect(error, { breakLength: Infinity, compact: true, depth: 4 })
   } catch {
     // Swallowed: the value's own code threw while it was described; the error names what kind of value it was instead.
     text = `a thrown ${typeof error} that throws when it is described`
