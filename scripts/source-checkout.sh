@@ -29,6 +29,8 @@
 #   patched    agent-managed, $TURNS turns with tool calls, a $WINDOW-token window; the persisted session.jsonl.zstd
 #              passes `dsh-seam verify` and `dsh-seam inspect` shows its projected requests
 #   unpatched  agent-managed is refused with AgentTavern's mode-unavailable warning and runs dsh-native; dsh-native runs
+# Last, in each copy, DSH's Python SDK smoke (scripts/smoke-python-runtime.py, every scenario) against its expected
+# outputs, on DSH's node carrier (scripts/source-checkout/python-sdk.sh; python3 needs pydantic >= 2.12).
 # The last line is `N passed, N failed` over the checks listed above it. --patched-only skips the unpatched copy.
 # Env: SOURCE_CHECKOUT_WORK, TURNS (default 24), WINDOW (default 24000); SOURCE_CHECKOUT_EXTRA: patch files
 # (`git format-patch` output) applied with `git am` after the series, to try fixes before they join the series
@@ -241,6 +243,9 @@ else
   node "$here/compare-coverage.mjs" /dev/null "$WORK/patched.tests.log" || status=$?
   check 'per-file coverage (patched only): no file below the threshold' $status
 fi
+
+# --- the Python SDK's smoke and expected outputs (last: its deploy leaves the trees' installs changed) --------------
+source "$here/python-sdk.sh"
 
 # --- summary -------------------------------------------------------------------------------------------------------
 step 'times'
