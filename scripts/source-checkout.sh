@@ -224,6 +224,17 @@ run_tests() { # tree: check:ci:coverage's two runs, each with a JSON report (and
   summary "$out.json" "$1, instrumented (test:coverage)"
   summary "$out.exempt.json" "$1, uninstrumented (test:coverage-exempt-heavy)"
 }
+remeasure_packages() { # the packages in remeasure: their own suites with coverage of them alone, in both checkouts
+  local filters=() includes=() tree
+  for dir in "${remeasure[@]}"; do filters+=("$dir/"); includes+=("--coverage.include=$dir/src/**"); done
+  for tree in unpatched patched; do
+    if [ ${#runner[@]} -gt 0 ]; then chown -R nobody:nogroup "$WORK/$tree" "$WORK/results" "$WORK/home"; fi
+    vitest_in "$tree" "$WORK/results/$tree.remeasure.json" "$WORK/$tree.remeasure.log" DSH_COVERAGE_EXEMPT_HEAVY=1 -- \
+      "${filters[@]}" --coverage --coverage.reportOnFailure "${includes[@]}"
+    if [ ${#runner[@]} -gt 0 ]; then chown -R "$(id -u):$(id -g)" "$WORK/$tree" "$WORK/results" "$WORK/home"; fi
+    [ -f "$WORK/results/$tree.remeasure.json" ] || { tail -40 "$WORK/$tree.remeasure.log"; die "vitest wrote no re-measure report in $tree"; }
+  done
+}
 for tree in "${trees[@]}"; do
   step "DSH's coverage lane on the whole monorepo ($tree)"
   timed "coverage lane ($tree)" run_tests "$tree"
@@ -238,19 +249,12 @@ if $baseline; then
   status=0
   node "$here/compare-coverage.mjs" "$WORK/unpatched.tests.log" "$WORK/patched.tests.log" "$WORK/dependents.json" \
     --flagged "$WORK/coverage-flagged.txt" || status=$?
-  if [ $status -ne 0 ] && [ -s "$WORK/coverage-flagged.txt" ]; then
-    # DSH's coverage of some files varies with what else runs (compare-coverage.mjs): each flagged file's package is
-    # re-measured with its own suites, instrumented for that package only, on both checkouts.
+  if [ $status -eq 3 ]; then
+    # Counted pairs outside the files the series changes: DSH's coverage of a file can depend on what else runs, so each
+    # one's package is re-measured with its own suites, instrumented for that package only, on both checkouts.
     mapfile -t remeasure < <(cut -d' ' -f1 "$WORK/coverage-flagged.txt" | sort -u)
-    includes=()
-    for dir in "${remeasure[@]}"; do includes+=("--coverage.include=$dir/src/**"); done
-    step "re-measuring ${remeasure[*]} on both checkouts"
-    for tree in unpatched patched; do
-      if [ ${#runner[@]} -gt 0 ]; then chown -R nobody:nogroup "$WORK/$tree" "$WORK/results" "$WORK/home"; fi
-      vitest_in "$tree" "$WORK/results/$tree.remeasure.json" "$WORK/$tree.remeasure.log" DSH_COVERAGE_EXEMPT_HEAVY=1 -- \
-        "${remeasure[@]}" --coverage --coverage.reportOnFailure "${includes[@]}"
-      if [ ${#runner[@]} -gt 0 ]; then chown -R "$(id -u):$(id -g)" "$WORK/$tree" "$WORK/results" "$WORK/home"; fi
-    done
+    step "re-measuring ${remeasure[*]} with their own suites on both checkouts"
+    timed 're-measure (both)' remeasure_packages
     status=0
     node "$here/compare-coverage.mjs" --remeasured "$WORK/coverage-flagged.txt" "$WORK/unpatched.remeasure.log" \
       "$WORK/patched.remeasure.log" || status=$?

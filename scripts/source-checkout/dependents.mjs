@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The workspace packages of a DSH checkout that a patch series touches, and every package depending on them,
 // directly or not (dependencies, devDependencies, peerDependencies, optionalDependencies), from the checkout's own
-// package.json graph. Prints JSON: { touched: [dir...], dependents: [dir...] } (checkout-relative dirs, sorted).
+// package.json graph. Prints JSON: { touched: [dir...], dependents: [dir...], files: [file...] } (checkout-relative, sorted;
+// files: those the series changes).
 // Usage: dependents.mjs <checkout> <patch>...    (the workspace list comes from `pnpm ls -r --json`)
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -40,4 +41,4 @@ while (todo.length > 0) {
   }
 }
 const dirs = names => [...names].map(n => dirOf.get(n)).filter(d => d !== '').sort()
-console.log(JSON.stringify({ touched: dirs(touched), dependents: dirs(closure) }, null, 1))
+console.log(JSON.stringify({ touched: dirs(touched), dependents: dirs(closure), files: [...files].sort() }, null, 1))

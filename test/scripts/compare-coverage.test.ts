@@ -1,7 +1,7 @@
 /**
  * scripts/source-checkout/compare-coverage.mjs: a file newly below a per-file coverage threshold counts where the series
- * can affect it (a package it touches or a dependent) and is only reported elsewhere; a counted one fails only when the
- * re-measure with its package's own suites finds it below on the patched checkout alone.
+ * can affect it (a package it touches or a dependent) and is only reported elsewhere; a counted one fails at once in a
+ * file the series changes, else when its package's own suites, re-run on both copies, measure it lower patched.
  */
 
 import { spawnSync } from 'node:child_process'
@@ -31,46 +31,65 @@ describe('compare-coverage.mjs', () => {
     const patched = write('ui.log', `${miss('packages/core/session/src/old.ts', 98)}\n${miss('packages/client/ui-subagent/src/client/SubagentHeaderLineage.tsx', 99.22)}\n`)
     const result = run(unpatched, patched, dependents)
     expect(result.status).toBe(0)
-    expect(result.stdout).toContain('0 new where the series can affect them, 1 new elsewhere')
+    expect(result.stdout).toContain('0 new where the series can affect them (0 in files it changes), 1 new elsewhere')
     expect(result.stdout).toContain('reported, not failed): packages/client/ui-subagent/src/client/SubagentHeaderLineage.tsx lines 99.22%')
   })
 
-  it('fails on a new miss in a dependent package, and on any new miss without the dependents list', () => {
+  it('fails on a new miss in a dependent package when nothing is to re-measure it, and on any without the dependents list', () => {
     const patched = write('loop.log', `${miss('packages/core/agent-loop/src/agent.ts', 97.5)}\n`)
     const result = run(unpatched, patched, dependents)
     expect(result.status).toBe(1)
-    expect(result.stdout).toContain('new: packages/core/agent-loop/src/agent.ts lines 97.5%')
+    expect(result.stdout).toContain('new, to re-measure: packages/core/agent-loop/src/agent.ts lines 97.5%')
     const elsewhere = write('ui-only.log', `${miss('packages/client/ui-subagent/src/client/SubagentHeaderLineage.tsx', 99.22)}\n`)
     expect(run(unpatched, elsewhere).status).toBe(1)
   })
 
-  // The real graph: ui-subagent depends on the series' token-meter (a type-only import), so its file counts, and only
-  // the re-measure tells DSH's own variance from a regression.
+  // ui-subagent depends on the series' token-meter (a type-only import), so its file counts, and only the re-measure
+  // tells DSH's own coverage (that file is below in its own package's suites on unpatched DSH) from a regression.
   const graph = write('graph.json', JSON.stringify({
-    touched: ['packages/llm/token-meter'],
+    touched: ['packages/llm/token-meter', 'packages/core/session'],
     dependents: ['packages/client/ui-subagent', 'packages/client/ui'],
+    files: ['packages/core/session/src/index.ts'],
   }))
   const lineage = 'packages/client/ui-subagent/src/client/SubagentHeaderLineage.tsx'
+  const table = (...files: string[]) => ['File | % Stmts | % Branch | % Funcs | % Lines', ...files.map(f => ` ${f} | 100 | 100 | 100 | 100`)].join('\n')
 
-  it('writes a counted pair with its package for the re-measure', () => {
+  it('flags a counted pair in a file the series does not change for the re-measure (exit 3)', () => {
     const flagged = join(dir, 'flagged.txt')
     const result = run(unpatched, write('lineage.log', `${miss(lineage, 99.22)}\n`), graph, '--flagged', flagged)
-    expect(result.status).toBe(1)
+    expect(result.status).toBe(3)
+    expect(result.stdout).toContain(`new, to re-measure: ${lineage} lines 99.22%`)
     expect(readFileSync(flagged, 'utf8')).toBe(`packages/client/ui-subagent ${lineage} lines\n`)
   })
 
-  it('reports a re-measured pair below on both checkouts as variance, and fails one below on the patched alone', () => {
+  it('fails a counted pair in a file the series changes without a re-measure', () => {
+    const flagged = join(dir, 'flagged-own.txt')
+    const own = write('own.log', `${miss('packages/core/session/src/index.ts', 99)}\n${miss(lineage, 99.22)}\n`)
+    const result = run(unpatched, own, graph, '--flagged', flagged)
+    expect(result.status).toBe(1)
+    expect(result.stdout).toContain('(1 in files it changes)')
+    expect(result.stdout).toContain('new: packages/core/session/src/index.ts lines 99%')
+    expect(readFileSync(flagged, 'utf8')).toBe(`packages/client/ui-subagent ${lineage} lines\n`)
+  })
+
+  it('judges a re-measured pair by its figures on both copies, and fails one either re-run did not measure', () => {
     const flagged = write('flagged-rows.txt', `packages/client/ui-subagent ${lineage} lines\n`)
-    const both = run('--remeasured', flagged, write('re-unpatched.log', `${miss(lineage, 99.22)}\n`), write('re-patched.log', `${miss(lineage, 99.22)}\n`))
-    expect(both.status).toBe(0)
-    expect(both.stdout).toContain(`varies (below on the unpatched re-run too: 99.22%; reported, not failed): ${lineage} lines`)
-    const clean = write('re-clean.log', '')
-    const patchedOnly = run('--remeasured', flagged, clean, write('re-patched-2.log', `${miss(lineage, 98)}\n`))
-    expect(patchedOnly.status).toBe(1)
-    expect(patchedOnly.stdout).toContain(`new: ${lineage} lines (packages/client/ui-subagent) 98%`)
-    const neither = run('--remeasured', flagged, clean, clean)
+    const rerun = (name: string, pct?: number) => write(name, `${table('SubagentHeaderLineage.tsx')}\n${pct === undefined ? '' : miss(lineage, pct)}\n`)
+    const equal = run('--remeasured', flagged, rerun('re-u.log', 99.22), rerun('re-p.log', 99.22))
+    expect(equal.status).toBe(0)
+    expect(equal.stdout).toContain(`as low on the unpatched re-run: not the series' (reported, not failed): ${lineage} lines (packages/client/ui-subagent): unpatched 99.22%, patched 99.22%`)
+    const lower = run('--remeasured', flagged, rerun('re-u2.log', 99.22), rerun('re-p2.log', 98))
+    expect(lower.status).toBe(1)
+    expect(lower.stdout).toContain('FAIL, lower on the patched re-run')
+    const belowOnlyPatched = run('--remeasured', flagged, rerun('re-u3.log'), rerun('re-p3.log', 98))
+    expect(belowOnlyPatched.status).toBe(1)
+    expect(belowOnlyPatched.stdout).toContain('unpatched 100%, patched 98%')
+    const neither = run('--remeasured', flagged, rerun('re-u4.log'), rerun('re-p4.log'))
     expect(neither.status).toBe(0)
     expect(neither.stdout).toContain('not below on the patched re-run (reported, not failed)')
+    const empty = run('--remeasured', flagged, write('re-empty.log', ''), rerun('re-p5.log', 99.22))
+    expect(empty.status).toBe(1)
+    expect(empty.stdout).toContain('FAIL, not measured on the unpatched re-run')
   })
 
   it('refuses a malformed command line', () => {
