@@ -2,9 +2,9 @@
  * P1-src: what the source series' step costs without an `agent/context` listener, against the stock step's
  * `session.deriveMessages()`, on one real stock session at 1,000 and 10,000 surface nodes.
  *
- * The series' code is the series itself: `series.sh apply` writes steps 1-2 onto a copy of the DSH checkout that
+ * The series' code is the series itself: `series.sh apply` writes step 1 onto a copy of the DSH checkout that
  * `DSH_CHECKOUT` names (tag dsh-v0.1.1-rc.2, the series' base; without one the row is skipped), and the seam's files
- * they add (the host and the generated session modules) are transpiled with the workspace's TypeScript and bound to
+ * it adds (the host and the generated session modules) are transpiled with the workspace's TypeScript and bound to
  * the unmodified npm rc.8 packages under `stock/` (dsh-agent's dispatch is stock's: the series does not change it).
  * Type checking of those files is DSH's build in scripts/source-checkout.sh; this bench times them.
  * @module bench/p1-src
@@ -56,7 +56,7 @@ async function seriesModules(out: string): Promise<Series | string> {
   if (!process.env['DSH_CHECKOUT']) return 'DSH_CHECKOUT is not set (the row times the source series, which applies to a DeepSeek Harness checkout at tag dsh-v0.1.1-rc.2)'
   const tree = join(out, 'dsh')
   try {
-    execFileSync('bash', [join(SERIES, 'series.sh'), 'apply', tree, '--steps', '2'], { stdio: ['ignore', 'ignore', 'pipe'] })
+    execFileSync('bash', [join(SERIES, 'series.sh'), 'apply', tree, '--steps', '1'], { stdio: ['ignore', 'ignore', 'pipe'] })
   } catch (error) {
     return String((error as { stderr?: Buffer }).stderr ?? error).trim().split('\n').at(-1) ?? 'series.sh apply failed'
   }
@@ -137,7 +137,7 @@ export async function benchSeriesOverhead(quick: boolean, log: (line: string) =>
   const section = {
     id: 'P1-src',
     title: 'No-listener overhead of the source series\' step',
-    method: 'Steps 1-2 of the source series (`series.sh apply --steps 2` on a copy of the DSH checkout `DSH_CHECKOUT` names); its seam files (the host '
+    method: 'Step 1 of the source series (`series.sh apply --steps 1` on a copy of the DSH checkout `DSH_CHECKOUT` names); its seam files (the host '
       + 'and the generated dsh-session modules) transpiled with the workspace\'s TypeScript and bound to the unmodified '
       + 'npm rc.8 packages. One real stock AgentLoop session grows by the scripted conversation (every third turn calls '
       + '`echo`) to each size; with no `agent/context` listener, calls of the series\' step selection (its `agent.ts`: '

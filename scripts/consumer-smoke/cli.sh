@@ -158,8 +158,8 @@ cli_run stock "$app" "$home" $STOCK_TURNS none dsh-native
 log=$(session_of "$home")
 stats=$(stats_of "$app" "$log")
 echo "stock: ${log#"$work"/}: $stats"
-refused=$(json "$stats" 'v.modes.length === 0 ? 0 : 1' 2>/dev/null || echo 1)
-check "stock CLI, dsh-native asked: no mode event in the stock log (a log without one runs dsh-native)" "$refused"
+refused=$(json "$stats" 'v.tavernEvents === 0 ? 0 : 1' 2>/dev/null || echo 1)
+check "stock CLI, dsh-native asked: no AgentTavern event in the stock log (the binding records the mode)" "$refused"
 ok=$(json "$stats" "v.turns === $STOCK_TURNS && v.failedTurns === 0 && v.toolCalls >= $STOCK_TURNS && v.toolErrors === 0 && v.projections === 0 ? 0 : 1" 2>/dev/null || echo 1)
 check "stock CLI: runs dsh-native, exit $(cat "$work/stock/status"), $(json "$stats" 'v.turns ?? 0')/$STOCK_TURNS turns completed, $(json "$stats" 'v.toolCalls ?? 0') AgentTavern tool calls answered, no request/projection" \
   "$( [ "$ok" = 0 ] && [ "$(cat "$work/stock/status")" -eq 0 ] && echo 0 || echo 1)"
@@ -194,7 +194,7 @@ cli_run patched "$app" "$home" $PATCHED_TURNS zstd agent-managed
 log=$(session_of "$home")
 stats=$(stats_of "$app" "$log")
 echo "patched: ${log#"$work"/}: $stats"
-ok=$(json "$stats" "v.turns === $PATCHED_TURNS && v.failedTurns === 0 && v.toolCalls >= $PATCHED_TURNS && v.toolErrors === 0 && v.modes.join() === 'agent-managed' && v.refusals.length === 0 ? 0 : 1" 2>/dev/null || echo 1)
+ok=$(json "$stats" "v.turns === $PATCHED_TURNS && v.failedTurns === 0 && v.toolCalls >= $PATCHED_TURNS && v.toolErrors === 0 && v.tavernEvents === 0 ? 0 : 1" 2>/dev/null || echo 1)
 rules=$(node -e '
   const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map(line => JSON.parse(line))
   const refused = lines.filter(r => r.kind === "refused")
@@ -203,7 +203,7 @@ rules=$(node -e '
 echo "loopback server: $rules"
 check "patched CLI: the loopback server enforces DeepSeek's request rules and refused none of $(json "$rules" 'v.requests ?? 0') requests (thinking mode on in $(json "$rules" 'v.thinking ?? 0'), $(json "$rules" 'v.laterWithCalls ?? 0') of them carrying earlier tool-call messages with reasoning_content)" \
   "$(json "$rules" 'v.requests > 0 && v.refused === 0 && v.thinking > 0 && v.laterWithCalls > 0 ? 0 : 1' 2>/dev/null || echo 1)"
-check "patched CLI, agent-managed: exit $(cat "$work/patched/status"), $(json "$stats" 'v.turns ?? 0')/$PATCHED_TURNS turns completed with $(json "$stats" 'v.toolCalls ?? 0') tool calls, mode agent-managed, no refusal" \
+check "patched CLI, agent-managed: exit $(cat "$work/patched/status"), $(json "$stats" 'v.turns ?? 0')/$PATCHED_TURNS turns completed with $(json "$stats" 'v.toolCalls ?? 0') tool calls, no AgentTavern event in the log (the binding records agent-managed)" \
   "$( [ "$ok" = 0 ] && [ "$(cat "$work/patched/status")" -eq 0 ] && echo 0 || echo 1)"
 status=0
 [ -n "$log" ] && (cd "$app" && node_modules/.bin/dsh-seam verify "$log") || status=1

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Counts of a persisted DSH session log, as one JSON line: { events, turns (completed turn/end), failedTurns,
-// toolCalls, toolResults, toolErrors, projections (request/projection), compactions, modes
-// (agent-tavern/context-mode data.mode values), refusals ({ requested, code, missing } of refused modes) }.
+// toolCalls, toolResults, toolErrors, projections (request/projection), compactions, tavernEvents (events of an
+// agent-tavern/* type: AgentTavern records its mode in the session binding and writes none) }.
 // A plain session.jsonl is read line by line, whatever event types it holds. A session.jsonl.zstd is read with
 // @dsh-seam/agent-context's readSessionLog (it decodes DSH's Zstandard frames with the patched persistence's frame
 // scan): the module `--reader` names, else the one of the @dsh-seam/cli installed in the working directory.
@@ -29,7 +29,6 @@ if (file.endsWith('.zstd')) {
   events = readFileSync(file, 'utf8').split('\n').filter(Boolean).map(line => JSON.parse(line)).filter(record => typeof record.seq === 'number')
 }
 const ofType = type => events.filter(e => e.type === type)
-const modes = ofType('agent-tavern/context-mode')
 console.log(JSON.stringify({
   events: events.length,
   turns: ofType('turn/end').filter(e => e.data.reason.kind === 'completed').length,
@@ -39,6 +38,5 @@ console.log(JSON.stringify({
   toolErrors: ofType('tool/result').filter(e => e.data.error !== undefined).length,
   projections: ofType('request/projection').length,
   compactions: events.filter(e => e.type.startsWith('compaction/')).length,
-  modes: modes.map(e => e.data.mode),
-  refusals: modes.filter(e => e.data.refused !== undefined).map(e => ({ requested: e.data.refused.requested, code: e.data.refused.code, missing: e.data.refused.missing })),
+  tavernEvents: events.filter(e => e.type.startsWith('agent-tavern/')).length,
 }))

@@ -77,13 +77,13 @@ if $baseline; then
   timed 'cli: unpatched agent-managed' cli_run unpatched unpatched-managed agent-managed tavern
   sed 's/^/  stderr: /' "$WORK/cli/unpatched-managed/stderr" | head -5
   # On a build without the seam AgentTavern refuses activating agent-managed closed (mode-unavailable): the mount
-  # throws its typed conflict, the turn fails, and nothing is projected or recorded as a mode.
+  # throws its typed conflict, the turn fails, and nothing is projected or written by AgentTavern.
   stats=$(node "$root/scripts/consumer-smoke/session-stats.mjs" --reader "$root/packages/dsh-agent-context/lib/index.js" "$(session_of unpatched-managed)" 2>/dev/null || echo '{}')
   refusal=$(grep -o 'cannot activate agent-managed (mode-unavailable)' "$WORK/cli/unpatched-managed/stderr" 2>/dev/null | head -1 || true)
   echo "  refusal: ${refusal:-none}"
   refused=1
   if [ "$(cat "$WORK/cli/unpatched-managed/status")" -ne 0 ] && [ -n "$refusal" ] \
-    && [ "$(stat_of "$stats" projections)" -eq 0 ] && [ "$(stat_of "$stats" modes)" != 'agent-managed' ]; then refused=0; fi
+    && [ "$(stat_of "$stats" projections)" -eq 0 ] && [ "$(stat_of "$stats" tavernEvents)" -eq 0 ]; then refused=0; fi
   check "unpatched CLI, agent-managed: AgentTavern refuses the activation closed (mode-unavailable), exit $(cat "$WORK/cli/unpatched-managed/status"), nothing projected" $refused
 
   timed 'cli: unpatched dsh-native' cli_run unpatched unpatched-native dsh-native tavern

@@ -1,6 +1,8 @@
 /**
  * A persisted JSONL session with `request/projection` events resumes on the patched build and every request still
- * rebuilds from the log; stock rc.8 refuses the same log with DSH's own error (the expected format behaviour).
+ * rebuilds from the log; stock rc.8 refuses the same log with DSH's own error (the expected format behaviour). The
+ * patch leaves DSH's read rule for other types alone, and its `Session.append` refuses a `request/projection` that is
+ * not one (what `hasAgentContextSeam` asks the app's own dsh-session).
  */
 
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -8,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import { projectionEvents } from '@dsh-seam/agent-context'
+import { hasAgentContextSeam } from '@dsh-seam/agent-loop-patch'
 import type { BootedLoop, DshModules } from '@dsh-seam/loop-testkit'
 import { bootLoop, canonicalJson, patchedDsh, rebuildRequestsByPrefix, stockDsh, textReply, toolCallReply } from '@dsh-seam/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -79,32 +82,44 @@ describe('persisted logs with request/projection', () => {
     expect(loop.adapter.requests).toEqual([])
   })
 
-  it('keeps a plugin’s log-only event appended ignorable, on the patched build and on stock rc.8', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'dsh-ignorable-log-'))
+  it('refuses, on the patched build as on stock rc.8, a log holding a plugin event type DSH does not know', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'dsh-plugin-event-log-'))
     roots.push(root)
     const loop = await bootLoop(await patchedDsh(), { persistRoot: root, fallback: textReply('ok') })
-    const agent = loop.create('ignorable')
+    const agent = loop.create('plugin-event')
     await loop.say(agent, 'first')
-    const appended = agent.session.append('plugin/mode', { mode: 'managed' }, { ignorable: true })
+    const appended = agent.session.append('plugin/mode', { mode: 'managed' })
+    expect(Object.hasOwn(appended, 'ignorable')).toBe(false)
     await loop.say(agent, 'second')
     await loop.ctx.sessions.flush(agent.session)
     for (const dsh of [await patchedDsh(), await stockDsh()]) {
-      const resumed = await resume(await bootLoop(dsh, { persistRoot: root, fallback: textReply('ok') }), 'ignorable')
-      expect(resumed.session.events[appended.seq]).toMatchObject({ type: 'plugin/mode', data: { mode: 'managed' }, ignorable: true })
+      const again = await bootLoop(dsh, { persistRoot: root, fallback: textReply('never') })
+      await expect(resume(again, 'plugin-event')).rejects.toMatchObject({
+        name: 'SessionFormatUnsupportedError',
+        message: expect.stringMatching(/event type "plugin\/mode" \(seq \d+\) unknown to this harness and not marked ignorable/),
+      })
+      expect(again.adapter.requests).toEqual([])
     }
   })
 
-  it('refuses an ignorable append of a known type with a typed error, and the log is unchanged', async () => {
+  it('refuses a request/projection that is not one before the log changes; stock rc.8 appends it', async () => {
     const loop = await bootLoop(await patchedDsh(), { fallback: textReply('ok') })
-    const agent = loop.create('ignorable-known')
+    const agent = loop.create('projection-shape')
     await loop.say(agent, 'first')
     const before = agent.session.events.length
-    for (const type of ['turn/start', 'request/projection', 'plan/mode'] as const) {
-      expect(() => agent.session.append(type as 'plugin/mode', { mode: 'x' }, { ignorable: true }))
-        .toThrow(expect.objectContaining({ name: 'SessionAppendError', code: 'IGNORABLE_KNOWN_TYPE', message: expect.stringContaining(`"${type}" is a known type`) }))
+    for (const data of [{}, { turn: 1, step: 1, generation: 0, include: [[2, 1]], surfaceNodes: 3, includedNodes: -1 }]) {
+      expect(() => agent.session.append('request/projection', data as never))
+        .toThrow(/^session event "request\/projection" is not \{ turn, step, generation, include: \[first, last\]\[\], surfaceNodes, includedNodes \}/)
     }
     expect(agent.session.events).toHaveLength(before)
     await loop.say(agent, 'second')
     expect(loop.errors).toEqual([])
+    expect(hasAgentContextSeam(loop.ctx)).toBe(true)
+
+    const stock = await bootLoop(await stockDsh(), { fallback: textReply('ok') })
+    const plain = stock.create('projection-shape')
+    const appended = (plain.session.append as (type: string, data: unknown) => { type: string; seq: number })('request/projection', {})
+    expect(appended).toMatchObject({ type: 'request/projection', seq: plain.session.events.length - 1 })
+    expect(hasAgentContextSeam(stock.ctx)).toBe(false)
   })
 })

@@ -195,7 +195,7 @@ describe('abort is a fence (invariant 7)', () => {
       latch.enter()
       await aborted(signal)
       await setTimeout(20)
-      agent.session.append('plugin/late', { note: 'written after the abort' }, { ignorable: true })
+      agent.session.append('plugin/late', { note: 'written after the abort' })
       return next()
     })
     await latch.cancelInside(loop, agent, 'hang')

@@ -5,7 +5,7 @@
  */
 
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import { AgentTavern, CONTEXT_MODE_EVENT, contextModeOf, inspectCapabilities, setContextMode, tavernBindings } from '@dsh-seam/agent-tavern'
+import { AgentTavern, contextModeOf, inspectCapabilities, setContextMode, tavernBindings } from '@dsh-seam/agent-tavern'
 import { ProjectionAwareCompactionEngine } from '@dsh-seam/compaction-effective-projection'
 import type { BootedLoop } from '@dsh-seam/loop-testkit'
 import { bootLoop, patchedDsh, stockDsh, textReply } from '@dsh-seam/loop-testkit'
@@ -54,7 +54,7 @@ describe('on stock rc.8', () => {
     await agent.ctx.plugin(AgentTavern, { character: MIRA } as never)
     await expect(setContextMode(agent, 'super-managed' as never)).rejects.toMatchObject({ name: 'AgentTavernError', code: 'invalid-config', message: expect.stringContaining('"super-managed"') })
     await expect(loop.create('stock-config').ctx.plugin(AgentTavern, { character: MIRA, contextMode: 'super-managed' } as never)).rejects.toMatchObject({ name: 'AgentTavernError', code: 'invalid-config' })
-    expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT)).toEqual([])
+    expect(tavernBindings(loop.ctx).get(String(agent.id))).toMatchObject({ architecture: 'agent-tavern', contextMode: 'dsh-native' })
     expect(contextModeOf(agent)).toBe('dsh-native')
   })
 
@@ -72,7 +72,7 @@ describe('on stock rc.8', () => {
     expect(second!.tools!.map(tool => tool.name)).toEqual(expect.arrayContaining(['tavern_history_search', 'tavern_history_read', 'memory_write', 'memory_search']))
     expect(second!.system).toContain('You are Mira. The ferrywoman of the Grey Estuary.')
     await expect(setContextMode(agent, 'agent-managed')).rejects.toMatchObject({ code: 'architecture-conflict', reason: 'mode-unavailable' })
-    expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT)).toEqual([])
+    expect(tavernBindings(loop.ctx).get(String(agent.id))).toMatchObject({ architecture: 'agent-tavern', contextMode: 'dsh-native' })
   })
 })
 
@@ -99,8 +99,7 @@ describe('on the patched build', () => {
     })
     const agent = await tavernAgent(loop, 'patched-managed', 'agent-managed')
     expect(contextModeOf(agent)).toBe('agent-managed')
-    expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).map(event => event.data))
-      .toEqual([{ mode: 'agent-managed', previous: 'dsh-native', afterTurn: 0 }])
+    expect(tavernBindings(loop.ctx).get(String(agent.id))).toMatchObject({ architecture: 'agent-tavern', contextMode: 'agent-managed', since: 0 })
   })
 
   it('probes the native prerequisites through the services they add: a bare app has none, so neither mode runs', async () => {

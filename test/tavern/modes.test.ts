@@ -7,7 +7,7 @@
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
 import { replayRequests, projectionEvents } from '@dsh-seam/agent-context'
-import { CONTEXT_MODE_EVENT, contentText, contextModeOf, lastSelection, setContextMode } from '@dsh-seam/agent-tavern'
+import { contentText, contextModeOf, lastSelection, setContextMode, tavernBindings } from '@dsh-seam/agent-tavern'
 import { priceRequest, requestEnvelope } from '@dsh-seam/compaction-effective-projection'
 import type { BootedLoop } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
@@ -129,12 +129,15 @@ describe('agent-managed', () => {
 })
 
 describe('switching modes', () => {
-  it('switches at an idle turn boundary, logs each switch, and refuses while a turn runs', async () => {
+  it('switches at an idle turn boundary, records each switch in the binding, and refuses while a turn runs', async () => {
     const loop = await tavernLoop()
     const agent = await tavernAgent(loop, 'switch', 'dsh-native')
     await walk(loop, agent, 3)
+    const logged = agent.session.events.length
     await setContextMode(agent, 'agent-managed')
     expect(contextModeOf(agent)).toBe('agent-managed')
+    expect(tavernBindings(loop.ctx).get('switch')).toMatchObject({ architecture: 'agent-tavern', contextMode: 'agent-managed', since: logged })
+    expect(agent.session.events).toHaveLength(logged)
     await walk(loop, agent, 12)
     expect(projectionEvents(agent.session.events).length).toBeGreaterThan(0)
     agent.followup(loop.user('I wave at the boathouse.'))
@@ -145,10 +148,7 @@ describe('switching modes', () => {
     await walk(loop, agent, 2)
     expect(projectionEvents(agent.session.events)).toHaveLength(count)
     expect(JSON.stringify(loopRequests(loop).at(-1)!.messages)).toBe(JSON.stringify(agent.session.deriveMessages().slice(0, -1)))
-    expect(agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).map(event => event.data)).toEqual([
-      { mode: 'agent-managed', previous: 'dsh-native', afterTurn: 3 },
-      { mode: 'dsh-native', previous: 'agent-managed', afterTurn: 16 },
-    ])
+    expect(tavernBindings(loop.ctx).get('switch')).toMatchObject({ architecture: 'agent-tavern', contextMode: 'dsh-native' })
     expect(loop.errors).toEqual([])
     expectRebuiltFromLog(loopRequests(loop), agent)
   })

@@ -1,16 +1,16 @@
 /**
- * The context mode across a resume from JSONL persistence: the log's newest `agent-tavern/context-mode` event decides
- * the mode, a session without one runs `dsh-native`, and every request before and after the resume rebuilds from the
- * log. The mode event is appended `ignorable`, so builds that do not know it keep it and resume the log.
+ * The context mode across a resume from JSONL persistence: the session's binding, kept in the app's binding file,
+ * decides the mode, a session without one runs `dsh-native`, and every request before and after the resume rebuilds
+ * from the log. The log holds no AgentTavern event type, so any DSH build that knows its other events resumes it.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
 import type { ContextMode } from '@dsh-seam/agent-tavern'
-import { AgentTavern, CONTEXT_MODE_EVENT, contextModeOf, setContextMode } from '@dsh-seam/agent-tavern'
+import { AgentTavern, contextModeOf, setContextMode, tavernBindings } from '@dsh-seam/agent-tavern'
 import type { BootedLoop } from '@dsh-seam/loop-testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { memoryRecords } from '../../packages/agent-tavern/src/memory.ts'
@@ -34,10 +34,14 @@ async function walk(loop: BootedLoop, agent: Agent, turns: number): Promise<void
   for (let i = 1; i <= turns; i++) await loop.say(agent, `I row past the heron pool, humming (${i}).`)
 }
 
+/** The app's binding file: where the mode is recorded, beside the sessions. */
+const bindingsFile = (root: string): string => join(root, 'tavern-bindings.json')
+
 /** Run a fresh session with persistence and flush it. */
 async function persisted(id: string, contextMode: ContextMode, turns: number): Promise<{ root: string; loop: BootedLoop; agent: Agent }> {
   const root = scratchRoot()
   const loop = await tavernLoop({ persistRoot: root })
+  tavernBindings(loop.ctx, bindingsFile(root))
   const agent = await tavernAgent(loop, id, contextMode)
   await walk(loop, agent, turns)
   await loop.ctx.sessions.flush(agent.session)
@@ -47,6 +51,7 @@ async function persisted(id: string, contextMode: ContextMode, turns: number): P
 /** Resume a persisted session in a fresh loop and mount AgentTavern with a config that asks for `contextMode`. */
 async function resumed(root: string, id: string, contextMode: string): Promise<{ loop: BootedLoop; agent: Agent }> {
   const loop = await tavernLoop({ persistRoot: root })
+  tavernBindings(loop.ctx, bindingsFile(root))
   const { agent } = await loop.ctx.agentLoop.resume(loop.ctx, {
     resumeSessionId: loop.dsh.session.SessionId(id),
     agentOptions: { provider: 'fake', model: 'fake-model' },
@@ -55,7 +60,9 @@ async function resumed(root: string, id: string, contextMode: string): Promise<{
   return { loop, agent }
 }
 
-const modeEvents = (agent: Agent): unknown[] => agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).map(event => event.data)
+/** Event types in the agent's log that DSH does not know: AgentTavern writes none. */
+const foreignTypes = (loop: BootedLoop, agent: Agent): string[] =>
+  agent.session.events.map(event => event.type as string).filter(type => !loop.dsh.session.KNOWN_SESSION_EVENT_TYPES.has(type))
 
 describe('resuming a session', () => {
   it('without a recorded mode runs dsh-native, whatever mode a fresh session would get', async () => {
@@ -65,13 +72,13 @@ describe('resuming a session', () => {
     expect(contextModeOf(again)).toBe('dsh-native')
     await walk(loop, again, 1)
     expect(loop.errors).toEqual([])
-    expect(modeEvents(again)).toEqual([])
+    expect(foreignTypes(loop, again)).toEqual([])
     expect(JSON.stringify(loopRequests(loop).at(-1)!.messages)).toBe(JSON.stringify(again.session.deriveMessages().slice(0, -1)))
     expectRebuiltFromLog([...loopRequests(first), ...loopRequests(loop)], again)
   })
 })
 
-describe('resuming a session the mode event recorded', () => {
+describe('resuming a session its binding recorded', () => {
   it('runs the recorded mode; a switch back to native survives the next resume; every request rebuilds from the log', async () => {
     const { root, loop: first } = await persisted('managed', 'agent-managed', 12)
     const sent: GenerateOptions[] = [...loopRequests(first)]
@@ -92,11 +99,8 @@ describe('resuming a session the mode event recorded', () => {
     sent.push(...loopRequests(third.loop))
     expect(third.loop.errors).toEqual([])
     expect(JSON.stringify(sent.at(-1)!.messages)).toBe(JSON.stringify(third.agent.session.deriveMessages().slice(0, -1)))
-    expect(modeEvents(third.agent)).toEqual([
-      { mode: 'agent-managed', previous: 'dsh-native', afterTurn: 0 },
-      { mode: 'dsh-native', previous: 'agent-managed', afterTurn: 14 },
-    ])
-    expect(third.agent.session.events.filter(event => event.type === CONTEXT_MODE_EVENT).every(event => event.ignorable === true)).toBe(true)
+    expect(JSON.parse(readFileSync(bindingsFile(root), 'utf8'))).toMatchObject({ sessionBindings: { managed: { architecture: 'agent-tavern', contextMode: 'dsh-native' } } })
+    expect(foreignTypes(third.loop, third.agent)).toEqual([])
     expectRebuiltFromLog(sent, third.agent)
   })
 })

@@ -2,10 +2,9 @@
 # The upstream patch series in this folder: a stack of `git format-patch` series against the DeepSeek Harness
 # repository at 0.1.1-rc.2 (tag dsh-v0.1.1-rc.2), one folder per stack step (one upstream PR each), applied in folder
 # order, each applying and passing on the steps before it:
-#   1-log-intent/               LogIntent: ignorable appends for plugin events of unknown types (the base alone)
-#   2-agent-context/            the seam: request/projection (event, fold, checker), agent/context, the host, invariant
-#   3-context-policy/           an example policy (keep recent turns plus anchors) and the headless example wiring it
-#   4-projection-compaction/    projection-aware compaction inside dsh-compaction-basic (its /projection entry)
+#   1-agent-context/            the seam: request/projection (event, fold, checker), agent/context, the host, invariant
+#   2-context-policy/           an example policy (keep recent turns plus anchors) and the headless example wiring it
+#   3-projection-compaction/    projection-aware compaction inside dsh-compaction-basic (its /projection entry)
 # A step ends with the docs commit that adds its Agent Note (STEPS below). The seam's modules in DSH are generated
 # from the workspace modules by generate.ts (the workspace is their one source); `sync` regenerates them.
 #
@@ -33,10 +32,9 @@ BASE=0.1.1-rc.2
 NOTES=.agents/notes/implemented/architecture
 # step folder | RFC | Agent Note it becomes in the step's docs commit
 STEPS=(
-  "1-log-intent|rfcs/0002-log-intent.md|$NOTES/2026-11-29-log-intent.md"
-  "2-agent-context|rfcs/0001-agent-context-seam.md|$NOTES/2026-11-29-agent-context-seam.md"
-  "3-context-policy|rfcs/0004-context-policy-example.md|$NOTES/2026-11-29-context-policy-example.md"
-  "4-projection-compaction|rfcs/0003-projection-aware-compaction.md|$NOTES/2026-11-29-projection-aware-compaction.md"
+  "1-agent-context|rfcs/0001-agent-context-seam.md|$NOTES/2026-11-29-agent-context-seam.md"
+  "2-context-policy|rfcs/0004-context-policy-example.md|$NOTES/2026-11-29-context-policy-example.md"
+  "3-projection-compaction|rfcs/0003-projection-aware-compaction.md|$NOTES/2026-11-29-projection-aware-compaction.md"
 )
 export GIT_AUTHOR_NAME='agent-context seam authors' GIT_AUTHOR_EMAIL='agent-context-seam@example.invalid'
 export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL

@@ -7,8 +7,11 @@ import type { Context } from '@deepseek-ai/cordis'
 
 /** The part of the app's `ctx.sessions` the probe uses: a session built outside the store. */
 interface ProbeStore {
-  prepare(id: string): { append(type: string, data: unknown, options: { ignorable: true }): unknown }
+  prepare(id: string): { append(type: string, data: unknown): unknown }
 }
+
+/** How the seam's `Session.append` refuses a `request/projection` whose data is not a projection. */
+const SHAPE_REFUSAL = 'session event "request/projection" is not '
 
 const answers = new WeakMap<object, boolean>()
 let probes = 0
@@ -50,10 +53,10 @@ function seamMissing(ctx: Context): AgentContextSeamMissing | undefined {
   if (known === undefined) {
     const probe = sessions.prepare(`agent-context-seam-probe-${++probes}`)
     try {
-      probe.append('request/projection', {}, { ignorable: true })
+      probe.append('request/projection', {})
       known = false
     } catch (error: unknown) {
-      known = (error as { code?: unknown } | null)?.code === 'IGNORABLE_KNOWN_TYPE'
+      known = error instanceof Error && error.message.startsWith(SHAPE_REFUSAL)
     }
     answers.set(sessions, known)
   }
@@ -62,9 +65,10 @@ function seamMissing(ctx: Context): AgentContextSeamMissing | undefined {
 
 /**
  * Whether the app in `ctx` runs DSH with the `agent/context` seam. The seam's dsh-session lists `request/projection`
- * in `KNOWN_SESSION_EVENT_TYPES`; the app's own session module answers, not this package's import of it: a session
- * prepared by `ctx.sessions` (outside the store, so nothing is published) refuses to mark a known type ignorable, and a
- * stock build, which does not know the type, accepts it. The answer is kept per session store.
+ * in `KNOWN_SESSION_EVENT_TYPES` and checks its data on append; the app's own session module answers, not this
+ * package's import of it: a session prepared by `ctx.sessions` (outside the store, so nothing is published) refuses a
+ * `request/projection` whose data is not a projection before its log changes, and a stock build, which does not know
+ * the type, appends it. The answer is kept per session store.
  * @param ctx - any context of the app.
  * @returns false on a stock DSH build, or without an agent loop or a session store.
  */

@@ -1,10 +1,10 @@
 /**
  * Session bindings, as the real app keeps them (`sessionBindings` in LingyeSoul/dsh-tavern
  * `packages/tavern-store/src/store.ts`): which sessions AgentTavern serves (`architecture: 'agent-tavern'`; `st` and
- * group chats are left alone), the mode each runs, and the default mode of new bindings. The binding is where the
- * mode is recorded on a host that cannot log it as an event (session format v4, or a stock rc.8 dsh-session); on an
- * rc.8 host that can, the mode event is appended too and the newer record decides. One store per app (its root
- * context), in memory, or a JSON file when the app names one, so bindings and their modes survive a restart.
+ * group chats are left alone), the mode each runs, and the default mode of new bindings. The binding is where a
+ * session's mode is recorded: DSH's resume refuses a log holding an event type it does not know, so the mode is not a
+ * session event. One store per app (its root context), in memory, or a JSON file when the app names one, so bindings
+ * and their modes survive a restart.
  * @module @dsh-seam/agent-tavern/binding
  */
 
@@ -24,7 +24,7 @@ export interface TavernBinding {
   readonly architecture: TavernArchitecture
   /** The session's context mode, as recorded here. */
   readonly contextMode: ContextMode
-  /** The session's log length when the mode was recorded: a mode event at a later seq supersedes it. */
+  /** The session's log length when the mode was recorded. */
   readonly since: number
   /** A group chat: always served by `st`. */
   readonly group?: boolean

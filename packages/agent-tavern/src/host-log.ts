@@ -1,10 +1,10 @@
 /**
  * AgentTavern's one reader and writer of what DSH keeps: the session's event log, the sources of its messages and
  * where the context mode is recorded. Every other module goes through these functions, so the session format is
- * switched here only: `rc.8` (DSH 0.1.0-rc.8: `{kind: 'plugin', plugin}` sources, the mode as an ignorable session
- * event) or `v4` (DSH 0.2 session format v4: producer-owned `plugin:<name>` source kinds, and a host that refuses
- * plugin event types, so the mode is recorded beside the session's binding only). Sources of either shape are read
- * in both, so a log read unmigrated still decodes.
+ * switched here only: `rc.8` (DSH 0.1.0-rc.8: `{kind: 'plugin', plugin}` sources) or `v4` (DSH 0.2 session format
+ * v4: producer-owned `plugin:<name>` source kinds). Sources of either shape are read in both, so a log read unmigrated
+ * still decodes. In neither is the mode a session event: both hosts' resume refuses an event type they do not know,
+ * so the mode is recorded beside the session, in its binding.
  * @module @dsh-seam/agent-tavern/host-log
  */
 
@@ -89,18 +89,6 @@ export function isStoryLine(message: Message): boolean {
   if (isUserSource(source)) return true
   if (pluginOf(source) === undefined || standingSource(message) !== undefined) return false
   return STORY_FORMS.has(formOf(source))
-}
-
-/**
- * Whether the session format lets AgentTavern record its mode as a session event: rc.8 on a dsh-session that appends
- * ignorable events (the seam's), so any build still resumes the log. A v4 host refuses plugin event types, and a
- * stock rc.8 dsh-session cannot mark one ignorable: there the mode is recorded beside the binding only.
- * @param format - the session format.
- * @param ignorable - whether the host's dsh-session appends ignorable events.
- * @returns true when the mode event is appended.
- */
-export function logsModeEvents(format: SessionFormat, ignorable: boolean): boolean {
-  return format === 'rc.8' && ignorable
 }
 
 /**

@@ -10,7 +10,6 @@
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { UserMessage } from '@deepseek-ai/dsh-llm'
-import { hasAgentContextSeam } from '@dsh-seam/agent-loop-patch'
 import { compactionSummary, offerReferenceHint } from '@dsh-seam/compaction-effective-projection'
 import { PERSONA_ORDER, PERSONA_SECTION } from '@deepseek-ai/dsh-system-prompt'
 import type {} from '@deepseek-ai/dsh-token-meter'
@@ -23,15 +22,14 @@ import { assertModeAvailable } from './capabilities.ts'
 import type { Config as TavernConfig } from './config.ts'
 import { Config as ConfigSchema, resolveConfig, TAVERN_REFERENCE_HINT } from './config.ts'
 import { AgentTavernError, TavernArchitectureConflictError } from './errors.ts'
-import type { SessionFormat } from './host-log.ts'
-import { currentRoute, logOf, logsModeEvents, pluginOf, pluginSource } from './host-log.ts'
+import { currentRoute, logOf, pluginOf, pluginSource } from './host-log.ts'
 import { managedProjector } from './listener.ts'
 import type { ManagedProjector } from './listener.ts'
 import { contentText, transcript } from './log.ts'
 import { loreContext, loreTriggeredBy } from './lore.ts'
 import { activeMemories, currentScene } from './memory.ts'
 import type { ContextMode, ModeRefusal } from './mode.ts'
-import { assertContextMode, CONTEXT_MODE_EVENT, lastEndedTurn } from './mode.ts'
+import { assertContextMode } from './mode.ts'
 import { budgetFor } from './policy.ts'
 import { tavernTools } from './tools.ts'
 
@@ -51,8 +49,8 @@ const KERNEL_ORDER = 10
 const PRELOAD_FORM = 'snapshot'
 
 /**
- * One agent's mode, the one fact `contextModeOf` reports, the log or binding records and the agent runs. It is entered
- * only here, synchronously with its record (never through a `session/event` observer, which DSH does not call before a
+ * One agent's mode, the one fact `contextModeOf` reports, the session's binding records and the agent runs. It is
+ * entered only here, synchronously with its record (never through a `session/event` observer, which DSH does not call before a
  * session is published, e.g. inside `createAgent` or `resume`'s `setup`).
  */
 class ModeController {
@@ -66,7 +64,6 @@ class ModeController {
     private readonly agent: Agent,
     readonly projector: ManagedProjector,
     private readonly check: (mode: ContextMode) => Promise<void>,
-    private readonly format: SessionFormat,
     private readonly bindings: TavernBindings,
   ) {}
 
@@ -75,20 +72,19 @@ class ModeController {
   }
 
   /**
-   * The mode the session has recorded: the newer of its newest mode event and its binding's record.
+   * The mode the session has recorded: its binding's record. The log holds none: DSH's resume refuses an event type it
+   * does not know, so the mode lives beside the session, as the real app keeps it.
    * @returns the mode, or undefined when the session was never bound to AgentTavern.
    */
   recorded(): ContextMode | undefined {
-    const event = logOf(this.agent.session).findLast(found => found.type === CONTEXT_MODE_EVENT)
     const binding = this.bindings.get(this.id)
-    if (binding?.architecture === 'agent-tavern' && (event === undefined || binding.since > event.seq)) return binding.contextMode
-    return event?.type === CONTEXT_MODE_EVENT ? event.data.mode : undefined
+    return binding?.architecture === 'agent-tavern' ? binding.contextMode : undefined
   }
 
   /**
    * Bind the session (activation) or resume its recorded mode. Activation of a mode the host cannot run is refused
    * closed: nothing is recorded or registered and the error is thrown. A resumed mode the host can no longer run is
-   * recorded as a switch to `dsh-native` with its refusal, warned, and kept on {@link refused}.
+   * recorded as a switch to `dsh-native`, warned, and its refusal kept on {@link refused}.
    * @param fresh - the mode a session with no turns is bound in; a session with turns is bound `dsh-native`.
    * @param preload - whether activation preloads the assets.
    * @throws {TavernArchitectureConflictError} for an activation the host cannot run.
@@ -99,7 +95,7 @@ class ModeController {
       const started = logOf(this.agent.session).some(event => event.type === 'turn/start')
       const wanted = started ? 'dsh-native' : fresh
       await this.checkActivation(wanted)
-      this.commit(wanted, { activation: true, preload: preload && !started })
+      this.commit(wanted, preload && !started)
       return
     }
     try {
@@ -108,14 +104,13 @@ class ModeController {
       if (!(error instanceof AgentTavernError)) throw error
       this.refused = { requested: recorded, code: error.code, reason: error.message, missing: error.missing }
       this.ctx.logger('agent-tavern').warn(`${error.message}; it runs dsh-native`)
-      this.commit('dsh-native', { refused: this.refused })
+      this.commit('dsh-native', false)
       return
     }
-    if (this.bindings.get(this.id)?.architecture !== 'agent-tavern') this.bind(recorded, false)
     this.enter(recorded)
   }
 
-  /** Switch at an idle turn boundary; resolves once the switch is recorded, persisted and in effect. */
+  /** Switch at an idle turn boundary; resolves once the switch is recorded and in effect. */
   async set(mode: ContextMode): Promise<void> {
     assertContextMode(mode, this.id)
     if (mode === this.mode) return
@@ -123,8 +118,7 @@ class ModeController {
     let task: Promise<void>
     try {
       task = this.agent.runMaintenance(async () => {
-        this.commit(mode, {})
-        await this.persist()
+        this.commit(mode, false)
       })
     } catch (error: unknown) {
       throw new AgentTavernError('agent-busy', this.id, `cannot switch to ${mode} while the agent is running; switch at an idle turn boundary`, [], { cause: error })
@@ -141,24 +135,9 @@ class ModeController {
     }
   }
 
-  /** Write the log through to the session store, when there is one, so the switch survives a crash. */
-  private async persist(): Promise<void> {
-    const sessions = this.ctx.get('sessions') as { flush?: (session: unknown) => Promise<void> } | undefined
-    await sessions?.flush?.(this.agent.session)
-  }
-
-  /**
-   * Record a mode and enter it. The event is logged where the session format allows (not for an activation in the
-   * default `dsh-native`, which a log without a mode event already means); the binding always records it.
-   */
-  private commit(mode: ContextMode, how: { readonly activation?: boolean; readonly preload?: boolean; readonly refused?: ModeRefusal }): void {
-    const { session } = this.agent
-    const previous = this.recorded() ?? this.mode
-    const logged = logsModeEvents(this.format, hasAgentContextSeam(this.ctx)) && !(how.activation === true && mode === 'dsh-native')
-    if (logged) {
-      session.append(CONTEXT_MODE_EVENT, { mode, previous, afterTurn: lastEndedTurn(logOf(session)), ...how.refused === undefined ? {} : { refused: how.refused } }, { ignorable: true })
-    }
-    this.bind(mode, how.preload === true)
+  /** Record a mode in the session's binding and enter it. */
+  private commit(mode: ContextMode, preload: boolean): void {
+    this.bind(mode, preload)
     this.enter(mode)
   }
 
@@ -285,7 +264,7 @@ function registerPreload(ctx: Context, agent: Agent, config: TavernConfig, bindi
  * @throws {AgentTavernError} `no-agent` off an agent context, or `invalid-config`.
  * @throws {TavernArchitectureConflictError} when the session is bound in a mode the host cannot run (nothing is
  *   recorded or registered). A resumed session whose recorded mode the host can no longer run does not throw: it runs
- *   `dsh-native`, recorded with the refusal ({@link contextModeRefusal}).
+ *   `dsh-native`, recorded in its binding, the refusal kept ({@link contextModeRefusal}).
  */
 export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
   const config = resolveConfig(raw)
@@ -295,7 +274,7 @@ export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
 
   // Decide the mode first: a refused activation registers nothing.
   const projector = managedProjector(agent, config.policy, { meter: ctx.tokenMeter, contextWindow: signal => routeWindow(ctx, agent, signal) })
-  const controller = new ModeController(ctx, agent, projector, mode => assertCanRun(ctx, agent, config, mode), config.sessionFormat, bindings)
+  const controller = new ModeController(ctx, agent, projector, mode => assertCanRun(ctx, agent, config, mode), bindings)
   await controller.start(config.contextMode, config.preloadAssets)
 
   const { session } = agent
@@ -315,8 +294,8 @@ export async function apply(ctx: Context, raw: TavernConfig): Promise<void> {
 }
 
 /**
- * Switch an agent's context mode at an idle turn boundary, recorded (a session event where the format allows, and
- * the binding), so a resumed session runs the mode it was left in.
+ * Switch an agent's context mode at an idle turn boundary, recorded in the session's binding, so a resumed session
+ * runs the mode it was left in (across a restart when the bindings are kept in a file, `bindingsFile`).
  * @param agent - an agent with AgentTavern mounted.
  * @param mode - the mode from the next request on.
  * @returns once the switch is recorded and in effect; at once when the agent already runs `mode`.
@@ -339,7 +318,7 @@ export function contextModeOf(agent: Agent): ContextMode {
 
 /**
  * @param agent - an agent with AgentTavern mounted.
- * @returns the mode its session records (newest mode event or binding record), else undefined.
+ * @returns the mode its session's binding records, else undefined.
  * @throws {AgentTavernError} `not-mounted`.
  */
 export function recordedContextMode(agent: Agent): ContextMode | undefined {
