@@ -71,6 +71,6 @@ Managed mode (a plugin chooses the history each request sends) is then available
     or mount such a plugin in the agent's preset or setup (e.g. AgentTavern with contextMode 'agent-managed');
   - each partial selection is logged as request/projection; logs that carry it resume only on a build with this
     series (a build without it refuses them with SessionFormatUnsupportedError).
-The proposals, one per step: $root/rfcs/0001-agent-context-seam.md, 0004-context-policy-example.md,
-0003-projection-aware-compaction.md
+The proposals, one per step with a decision (step 3 is a refactor): $root/rfcs/0001-agent-context-seam.md,
+0004-context-policy-example.md, 0003-projection-aware-compaction.md
 EOF

@@ -4,8 +4,11 @@
 # order, each applying and passing on the steps before it:
 #   1-agent-context/            the seam: request/projection (event, fold, checker), agent/context, the host, invariant
 #   2-context-policy/           an example policy (keep recent turns plus anchors) and the headless example wiring it
-#   3-projection-compaction/    projection-aware compaction inside dsh-compaction-basic (its /projection entry)
-# A step ends with the docs commit that adds its Agent Note (STEPS below). The seam's modules in DSH are generated
+#   3-compaction-basic-shared/  a refactor of dsh-compaction-basic with no behaviour change: target resolution in config.ts,
+#                               the pressure-failure warning a protected method, for the next step to share
+#   4-projection-compaction/    projection-aware compaction inside dsh-compaction-basic (its /projection entry)
+# A step ends with the docs commit that adds its Agent Note (STEPS below); a step without a note (a refactor) is the
+# number of commits its entry gives. The seam's modules in DSH are generated
 # from the workspace modules by generate.ts (the workspace is their one source); `sync` regenerates them.
 #
 #   series.sh checkout DIR     copy the base snapshot to DIR, commit it (tag base) and `git am` every step
@@ -30,11 +33,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 BASE=0.1.1-rc.2
 NOTES=.agents/notes/implemented/architecture
-# step folder | RFC | Agent Note it becomes in the step's docs commit
+# step folder | RFC | Agent Note it becomes in the step's docs commit (or: step folder | | its number of commits)
 STEPS=(
   "1-agent-context|rfcs/0001-agent-context-seam.md|$NOTES/2026-11-29-agent-context-seam.md"
   "2-context-policy|rfcs/0004-context-policy-example.md|$NOTES/2026-11-29-context-policy-example.md"
-  "3-projection-compaction|rfcs/0003-projection-aware-compaction.md|$NOTES/2026-11-29-projection-aware-compaction.md"
+  "3-compaction-basic-shared||1"
+  "4-projection-compaction|rfcs/0003-projection-aware-compaction.md|$NOTES/2026-11-29-projection-aware-compaction.md"
 )
 export GIT_AUTHOR_NAME='agent-context seam authors' GIT_AUTHOR_EMAIL='agent-context-seam@example.invalid'
 export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
@@ -82,7 +86,7 @@ record_pair() {
 sync_commit() {
   local touched entry rfc note file
   local -a note_pairs=()
-  for entry in "${STEPS[@]}"; do rfc=${entry#*|}; note_pairs+=("$root/${rfc%%|*}=${entry##*|}"); done
+  for entry in "${STEPS[@]}"; do rfc=${entry#*|}; [ -z "${rfc%%|*}" ] || note_pairs+=("$root/${rfc%%|*}=${entry##*|}"); done
   touched=$(git diff-tree --no-commit-id --name-only -r HEAD)
   # A commit that carries no generated file (an earlier step's) is not regenerated: its tree may lack what they need.
   if grep -qxF -f <(generated) <<<"$touched"; then node "$here/generate.ts" . >/dev/null; fi
@@ -94,7 +98,7 @@ sync_commit() {
   done
   for entry in "${STEPS[@]}"; do
     rfc=${entry#*|}; note=${rfc#*|}; rfc=${rfc%%|*}
-    if grep -qxF "$note" <<<"$touched"; then
+    if [ -n "$rfc" ] && grep -qxF "$note" <<<"$touched"; then
       [ -f "$root/$rfc" ] && [ -f "$root/${rfc%.md}.zh.md" ] || die "$rfc or its .zh.md twin is missing; the note $note is made from them"
       node "$here/notes.ts" "$root/$rfc" "${note_pairs[@]}" > "$note"
       node "$here/notes.ts" "$root/${rfc%.md}.zh.md" "${note_pairs[@]}" > "${note%.md}.zh.md"
@@ -191,9 +195,14 @@ case "${1:-}" in
     commits=$(git -C "$2" rev-list --reverse base..HEAD)
     base=base
     for entry in "${STEPS[@]}"; do
-      dir=$here/${entry%%|*}; note=${entry##*|}
+      dir=$here/${entry%%|*}; note=${entry##*|}; rfc=${entry#*|}; rfc=${rfc%%|*}
       end=''
+      if [ -z "$rfc" ]; then
+        end=$(head -n "$note" <<<"$commits" | tail -n 1)
+        [ "$(grep -c . <<<"$commits")" -ge "$note" ] || die "fewer than $note commits after $base for ${entry%%|*}"
+      fi
       for c in $commits; do
+        [ -z "$end" ] || break
         if git -C "$2" diff-tree --no-commit-id --name-only --diff-filter=A -r "$c" | grep -qxF "$note"; then end=$c; break; fi
       done
       [ -n "$end" ] || die "no commit after $base adds $note: every step ends with the docs commit that adds its note"
@@ -232,7 +241,7 @@ case "${1:-}" in
       git -C "$tmp/dsh" diff "$before" HEAD | head -60 >&2 || true
       die 'drift: the series differs from what the workspace modules and rfcs/ generate; run checkout, sync, export'
     fi
-    echo "series.sh: no drift: $(generated | wc -l) generated files and ${#STEPS[@]} Agent Notes equal what the workspace generates"
+    echo "series.sh: no drift: $(generated | wc -l) generated files and $(printf '%s\n' "${STEPS[@]}" | grep -cv '^[^|]*||') Agent Notes equal what the workspace generates"
     ;;
   base) echo "$BASE" ;;
   *) die 'usage: series.sh checkout DIR | sync DIR | catalogs DIR | export DIR | apply DIR [--steps N] [PATH...] | check | base' ;;
