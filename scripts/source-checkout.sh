@@ -23,9 +23,8 @@
 # then prints both runs side by side per package (the series' packages and their dependents, from
 # scripts/source-checkout/dependents.mjs; every other package in one row): no new failure, every new test passing,
 # and no file the series can affect (its packages and their dependents) below a coverage threshold that is not below
-# it unpatched; a new one elsewhere is reported, since DSH's own coverage of some files varies between runs, and a new one
-# the series can affect is re-measured with its package's own suites on both copies and fails only when it is below the
-# threshold there on the patched copy alone (scripts/source-checkout/compare-coverage.mjs). It runs the built CLI,
+# it unpatched (the rule, with its re-measure of a package's own suites on both copies, is in
+# scripts/source-checkout/compare-coverage.mjs's header). It runs the built CLI,
 # `dsh --profile headless`, offline against a loopback DeepSeek-compatible server (scripts/source-checkout/
 # mock-deepseek.mjs) with AgentTavern and projection-aware compaction inserted by `--patch` overlays:
 #   patched    agent-managed, $TURNS turns with tool calls, a $WINDOW-token window; the persisted session.jsonl.zstd
@@ -226,13 +225,17 @@ run_tests() { # tree: check:ci:coverage's two runs, each with a JSON report (and
 }
 remeasure_packages() { # the packages in remeasure: their own suites with coverage of them alone, in both checkouts
   local filters=() includes=() tree
+  # vitest filters match substrings of test paths: `<dir>/` runs the package's own tests (and any under a longer path
+  # containing it, on both copies alike).
   for dir in "${remeasure[@]}"; do filters+=("$dir/"); includes+=("--coverage.include=$dir/src/**"); done
   for tree in unpatched patched; do
     if [ ${#runner[@]} -gt 0 ]; then chown -R nobody:nogroup "$WORK/$tree" "$WORK/results" "$WORK/home"; fi
     vitest_in "$tree" "$WORK/results/$tree.remeasure.json" "$WORK/$tree.remeasure.log" DSH_COVERAGE_EXEMPT_HEAVY=1 -- \
-      "${filters[@]}" --coverage --coverage.reportOnFailure "${includes[@]}"
+      "${filters[@]}" --coverage --coverage.reportOnFailure "${includes[@]}" --coverage.reporter=json-summary \
+      "--coverage.reportsDirectory=$WORK/results/$tree.remeasure-coverage"
     if [ ${#runner[@]} -gt 0 ]; then chown -R "$(id -u):$(id -g)" "$WORK/$tree" "$WORK/results" "$WORK/home"; fi
-    [ -f "$WORK/results/$tree.remeasure.json" ] || { tail -40 "$WORK/$tree.remeasure.log"; die "vitest wrote no re-measure report in $tree"; }
+    [ -f "$WORK/results/$tree.remeasure-coverage/coverage-summary.json" ] \
+      || { tail -40 "$WORK/$tree.remeasure.log"; die "vitest wrote no re-measure coverage summary in $tree"; }
   done
 }
 for tree in "${trees[@]}"; do
@@ -256,10 +259,11 @@ if $baseline; then
     step "re-measuring ${remeasure[*]} with their own suites on both checkouts"
     timed 're-measure (both)' remeasure_packages
     status=0
-    node "$here/compare-coverage.mjs" --remeasured "$WORK/coverage-flagged.txt" "$WORK/unpatched.remeasure.log" \
-      "$WORK/patched.remeasure.log" || status=$?
+    node "$here/compare-coverage.mjs" --remeasured "$WORK/coverage-flagged.txt" \
+      "$WORK/results/unpatched.remeasure-coverage/coverage-summary.json" \
+      "$WORK/results/patched.remeasure-coverage/coverage-summary.json" || status=$?
   fi
-  check 'per-file coverage: no file the series can affect below the threshold that is not below it unpatched' $status
+  check 'per-file coverage: no file the series can affect newly or further below the threshold (compare-coverage.mjs)' $status
 else
   status=$(node -e 'console.log(process.argv.slice(1).some(f => require(f).numFailedTests > 0) ? 1 : 0)' "$WORK/results/patched.json" "$WORK/results/patched.exempt.json")
   check 'whole-monorepo tests (patched only): no failing test' "$status"

@@ -20,7 +20,8 @@ const byDir = [...dirOf.entries()].filter(([, dir]) => dir !== '').sort((a, b) =
 /** The workspace package owning a repo-relative file, or undefined for root files (docs, notes). */
 const ownerOf = file => byDir.find(([, dir]) => file.startsWith(`${dir}/`))?.[0]
 
-const files = new Set(patches.flatMap(p => [...readFileSync(p, 'utf8').matchAll(/^diff --git a\/(\S+) b\//gm)].map(m => m[1])))
+// Both sides of each diff: a renamed file is listed under its old and its new path.
+const files = new Set(patches.flatMap(p => [...readFileSync(p, 'utf8').matchAll(/^diff --git a\/(\S+) b\/(\S+)$/gm)].flatMap(m => [m[1], m[2]])))
 const touched = new Set([...files].map(ownerOf).filter(name => name !== undefined))
 
 const dependentsOf = new Map()

@@ -31,7 +31,7 @@ describe('compare-coverage.mjs', () => {
     const patched = write('ui.log', `${miss('packages/core/session/src/old.ts', 98)}\n${miss('packages/client/ui-subagent/src/client/SubagentHeaderLineage.tsx', 99.22)}\n`)
     const result = run(unpatched, patched, dependents)
     expect(result.status).toBe(0)
-    expect(result.stdout).toContain('0 new where the series can affect them (0 in files it changes), 1 new elsewhere')
+    expect(result.stdout).toContain('0 new or lower where the series can affect them (0 in files it changes), 1 elsewhere')
     expect(result.stdout).toContain('reported, not failed): packages/client/ui-subagent/src/client/SubagentHeaderLineage.tsx lines 99.22%')
   })
 
@@ -72,24 +72,41 @@ describe('compare-coverage.mjs', () => {
     expect(readFileSync(flagged, 'utf8')).toBe(`packages/client/ui-subagent ${lineage} lines\n`)
   })
 
+  it('counts a pair already below unpatched when it is lower patched', () => {
+    const base = write('lineage-base.log', `${miss(lineage, 99.22)}\n`)
+    const same = run(base, write('lineage-same.log', `${miss(lineage, 99.22)}\n`), graph, '--flagged', join(dir, 'f-same.txt'))
+    expect(same.status).toBe(0)
+    expect(same.stdout).toContain(`below on both, not lower patched: ${lineage} lines 99.22% (unpatched 99.22%)`)
+    const ownBase = write('own-base.log', `${miss('packages/core/session/src/index.ts', 99)}\n`)
+    const lower = run(ownBase, write('own-lower.log', `${miss('packages/core/session/src/index.ts', 40)}\n`), graph, '--flagged', join(dir, 'f-lower.txt'))
+    expect(lower.status).toBe(1)
+    expect(lower.stdout).toContain('new: packages/core/session/src/index.ts lines 40%')
+  })
+
+  // vitest's json-summary report, as `--coverage.reporter=json-summary` writes it: absolute paths, a `pct` per metric.
+  const summary = (name: string, lines?: number): string => write(name, JSON.stringify({
+    total: { lines: { pct: 99 } },
+    ...lines === undefined ? {} : { [`/work/copy/${lineage}`]: { lines: { total: 258, covered: 256, skipped: 0, pct: lines } } },
+    '/work/copy/packages/client/ui-subagent/src/client/index.ts': { lines: { total: 16, covered: 16, skipped: 0, pct: 100 } },
+  }))
+
   it('judges a re-measured pair by its figures on both copies, and fails one either re-run did not measure', () => {
     const flagged = write('flagged-rows.txt', `packages/client/ui-subagent ${lineage} lines\n`)
-    const rerun = (name: string, pct?: number) => write(name, `${table('SubagentHeaderLineage.tsx')}\n${pct === undefined ? '' : miss(lineage, pct)}\n`)
-    const equal = run('--remeasured', flagged, rerun('re-u.log', 99.22), rerun('re-p.log', 99.22))
+    const equal = run('--remeasured', flagged, summary('u1.json', 99.22), summary('p1.json', 99.22))
     expect(equal.status).toBe(0)
     expect(equal.stdout).toContain(`as low on the unpatched re-run: not the series' (reported, not failed): ${lineage} lines (packages/client/ui-subagent): unpatched 99.22%, patched 99.22%`)
-    const lower = run('--remeasured', flagged, rerun('re-u2.log', 99.22), rerun('re-p2.log', 98))
+    const lower = run('--remeasured', flagged, summary('u2.json', 99.22), summary('p2.json', 98))
     expect(lower.status).toBe(1)
     expect(lower.stdout).toContain('FAIL, lower on the patched re-run')
-    const belowOnlyPatched = run('--remeasured', flagged, rerun('re-u3.log'), rerun('re-p3.log', 98))
+    const belowOnlyPatched = run('--remeasured', flagged, summary('u3.json', 100), summary('p3.json', 98))
     expect(belowOnlyPatched.status).toBe(1)
     expect(belowOnlyPatched.stdout).toContain('unpatched 100%, patched 98%')
-    const neither = run('--remeasured', flagged, rerun('re-u4.log'), rerun('re-p4.log'))
-    expect(neither.status).toBe(0)
-    expect(neither.stdout).toContain('not below on the patched re-run (reported, not failed)')
-    const empty = run('--remeasured', flagged, write('re-empty.log', ''), rerun('re-p5.log', 99.22))
-    expect(empty.status).toBe(1)
-    expect(empty.stdout).toContain('FAIL, not measured on the unpatched re-run')
+    const full = run('--remeasured', flagged, summary('u4.json', 99.22), summary('p4.json', 100))
+    expect(full.status).toBe(0)
+    expect(full.stdout).toContain('not below on the patched re-run (reported, not failed)')
+    const missing = run('--remeasured', flagged, summary('u5.json'), summary('p5.json', 99.22))
+    expect(missing.status).toBe(1)
+    expect(missing.stdout).toContain('FAIL, not measured on the unpatched re-run')
   })
 
   it('refuses a malformed command line', () => {
