@@ -52,7 +52,6 @@ describe('compare-coverage.mjs', () => {
     files: ['packages/core/session/src/index.ts'],
   }))
   const lineage = 'packages/client/ui-subagent/src/client/SubagentHeaderLineage.tsx'
-  const table = (...files: string[]) => ['File | % Stmts | % Branch | % Funcs | % Lines', ...files.map(f => ` ${f} | 100 | 100 | 100 | 100`)].join('\n')
 
   it('flags a counted pair in a file the series does not change for the re-measure (exit 3)', () => {
     const flagged = join(dir, 'flagged.txt')
