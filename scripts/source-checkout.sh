@@ -22,8 +22,8 @@
 #             unprivileged user `nobody` when run as root, so DSH's permission tests mean what they say
 # then prints both runs side by side per package (the series' packages and their dependents, from
 # scripts/source-checkout/dependents.mjs; every other package in one row): no new failure, every new test passing,
-# and no file the series can affect (its packages and their dependents) below a coverage threshold that is not below
-# it unpatched (the rule, with its re-measure of a package's own suites on both copies, is in
+# and no file the series can affect (its packages and their dependents) newly or further below a coverage threshold
+# (the rule, with its re-measure of a package's own suites on both copies, is in
 # scripts/source-checkout/compare-coverage.mjs's header). It runs the built CLI,
 # `dsh --profile headless`, offline against a loopback DeepSeek-compatible server (scripts/source-checkout/
 # mock-deepseek.mjs) with AgentTavern and projection-aware compaction inserted by `--patch` overlays:
