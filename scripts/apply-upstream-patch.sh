@@ -61,7 +61,9 @@ Next steps in $dsh (Node ^22.19 || >=24, pnpm):
 
 Managed mode (a plugin chooses the history each request sends) is then available on every agent:
   - a build with the seam lists it: KNOWN_SESSION_EVENT_TYPES.has('request/projection') (@deepseek-ai/dsh-session);
-  - a ready policy: the @deepseek-ai/dsh-agent-loop/context-policy plugin (keep recent nodes plus anchors), e.g.
+  - an example policy: the @deepseek-ai/dsh-context-policy-demo plugin (packages/examples/context-policy-demo: recent
+    nodes plus anchors, its window start moved in blocks), e.g. after linking it into the profile
+      dsh plugin --profile headless add "link:\$PWD/packages/examples/context-policy-demo"
       dsh --profile headless --patch examples/headless-agent/context-policy.patch.yml "<task>"
   - a context policy listens on the agent's own context, so it applies to that agent only:
       agent.ctx.on('agent/context', async ({ nodes, requiredSeqs }, next) => {

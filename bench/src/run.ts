@@ -1,5 +1,5 @@
 /**
- * `pnpm bench`: runs P1-P11, prints each table, and rewrites `BENCHMARKS.md` and `BENCHMARKS.svg` at the workspace
+ * `pnpm bench`: runs P1-P12, prints each table, and rewrites `BENCHMARKS.md` and `BENCHMARKS.svg` at the workspace
  * root. `--quick` runs smaller sizes and fewer repetitions and writes nothing. `--only P7` (repeatable, or
  * comma-separated ids) runs the named sections and replaces only them in `BENCHMARKS.md`, leaving the rest and the chart.
  * @module bench/run
@@ -21,6 +21,7 @@ import { benchSimulate } from './p8-simulate.ts'
 import { benchReport } from './p9-report.ts'
 import { benchStepWindow } from './p10-step-window.ts'
 import { benchLogBytes } from './p11-log-bytes.ts'
+import { benchPolicyCache } from './p12-policy-cache.ts'
 import type { Section } from './report.ts'
 import { renderReport, renderSection, spliceSections } from './report.ts'
 
@@ -30,7 +31,7 @@ const CHART = 'BENCHMARKS.svg'
 const { values } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true } } })
 const quick = values.quick === true
 const only = values.only === undefined ? undefined : new Set(values.only.flatMap(ids => ids.split(',')))
-const IDS = ['P1', 'P2', 'P3', 'P3-cli', 'P4', 'P5', 'P1-src', 'P6', 'P7', 'P8', 'P9', 'P10', 'P11']
+const IDS = ['P1', 'P2', 'P3', 'P3-cli', 'P4', 'P5', 'P1-src', 'P6', 'P7', 'P8', 'P9', 'P10', 'P11', 'P12']
 const unknown = [...only ?? []].filter(id => !IDS.includes(id))
 if (unknown.length > 0) throw new Error(`--only names no benchmark ${unknown.join(', ')}; known: ${IDS.join(', ')}`)
 const wanted = (id: string): boolean => only === undefined || only.has(id)
@@ -61,6 +62,7 @@ if (wanted('P8')) show(await benchSimulate(quick, log))
 if (wanted('P9')) show(await benchReport(quick, log))
 if (wanted('P10')) show(await benchStepWindow(quick, log))
 if (wanted('P11')) show(await benchLogBytes(quick, log))
+if (wanted('P12')) show(await benchPolicyCache(quick, log))
 
 // Both growth series, or no chart (an `--only` run).
 const chart = normalize === undefined || replay === undefined ? undefined : growthChart([

@@ -3,7 +3,8 @@
 # repository at 0.1.1-rc.2 (tag dsh-v0.1.1-rc.2), one folder per stack step (one upstream PR each), applied in folder
 # order, each applying and passing on the steps before it:
 #   1-agent-context/            the seam: request/projection (event, fold, checker), agent/context, the host, invariant
-#   2-context-policy/           an example policy (keep recent turns plus anchors) and the headless example wiring it
+#   2-context-policy/           an example policy package (recent nodes plus anchors, a window start moved in blocks;
+#                               packages/examples/context-policy-demo) and the headless and JSON-RPC examples wiring it
 #   3-compaction-basic-shared/  a refactor of dsh-compaction-basic with no behaviour change: target resolution in config.ts,
 #                               the pressure-failure warning a protected method, for the next step to share
 #   4-projection-compaction/    projection-aware compaction inside dsh-compaction-basic (its /projection entry)
