@@ -141,7 +141,7 @@ describe('dsh-seam inspect', () => {
     expect(rows.filter(row => row.endsWith('keep-last-3'))).toHaveLength(projectionEvents(projected.events).length)
   })
 
-  it('escapes revisions: a newline cannot forge table rows and terminal escapes never reach the terminal; the host would not write them, so verify warns', () => {
+  it('escapes revisions: a newline cannot forge table rows and terminal escapes never reach the terminal, in inspect and verify alike', () => {
     const event = laterProjection()
     const forged = 'x\n  99    1  999  1  1  -  1  1  forged\u001b[2J\u001b]0;title\u0007\u009b31m\u202eevil'
     const { path } = withProjection('forged-revision', event, () => ({ revision: forged }))
@@ -151,12 +151,11 @@ describe('dsh-seam inspect', () => {
     expect(table.stdout).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)
     expect(table.stdout.trimEnd().split('\n').some(row => row.startsWith('  99'))).toBe(false)
     expect(table.stdout).toContain('x\\n  99 ')
+    // A revision of at most 200 code units is one the host writes, whatever its characters: verify passes it.
     const verified = runCli('verify', path)
-    expect(verified.status).toBe(EXIT.policy)
+    expect(verified).toMatchObject({ status: EXIT.ok, stderr: '' })
     // oxlint-disable-next-line no-control-regex -- the test looks for the control characters a terminal acts on
-    expect(verified.stdout + verified.stderr).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)
-    expect(verified.stderr.split('\n')).toHaveLength(2)
-    expect(verified.stderr).toMatch(/revision "x\\n  99 .* forged\\u001B\[2J\\u001B\]0;title\\u0007\\u009B31m\\u202Eevil": \[revision\] request\/projection names a revision that is not a printable string/)
+    expect(verified.stdout).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)
     const json = runCli('inspect', path, '--json')
     // oxlint-disable-next-line no-control-regex -- the test looks for the control characters a terminal acts on
     expect(json.stdout).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/)

@@ -1,7 +1,8 @@
 /**
- * Projection-aware compaction judges the host's final, normalized selection, whatever order the `agent/context`
- * listeners were registered in: a `{ prepend: true }` listener registered after the engine (outermost, never calling
- * `next()`), one registered before it, and several selecting listeners where the outer one widens what the inner kept.
+ * Projection-aware compaction judges the host's normalized selection whatever order the agent's policy and the engine
+ * were mounted in (the engine registers no `agent/context` listener, so it never competes with the policy): a policy
+ * registered after the engine, one registered before it, and a policy that composes two selections inside its one
+ * listener (the outer widening what the inner kept).
  */
 
 import type { Agent, ContextSelection } from '@deepseek-ai/dsh-agent'
@@ -9,7 +10,7 @@ import type { Context } from '@deepseek-ai/cordis'
 import { ProjectionAwareCompactionEngine } from '@dsh-seam/compaction-effective-projection'
 import { patchedDsh } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
-import { bootScenario, keepLastTurns, requestPrice } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
+import { bootScenario, oldestKeptTurnStart, requestPrice } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { compactionsOf, expectEveryRequestReplayed, loopRequests } from './support.ts'
 
 const dsh = await patchedDsh()
@@ -18,23 +19,24 @@ const CONFIG = { thresholdRatio: 0.8 }
 const THRESHOLD = WINDOW * CONFIG.thresholdRatio
 const TURNS = 12
 
-/** Sends the whole surface without asking the rest of the chain. */
+/** Sends the whole surface without calling `next()`. */
 function everything(agent: Agent, on: Context = agent.ctx): void {
-  on.on('agent/context', ({ nodes }) => Promise.resolve({ include: nodes.map(node => node.seq), revision: 'everything' }), { prepend: true })
+  on.on('agent/context', ({ nodes }) => Promise.resolve({ include: nodes.map(node => node.seq), revision: 'everything' }))
 }
 
-/** Asks the chain, then adds back every node the inner listeners left out: a wider outer selection. */
+/** One listener composing two policies: keep the last two turns, then add back every node they left out. */
 function widenAll(agent: Agent): void {
-  agent.ctx.on('agent/context', async ({ nodes }, next): Promise<ContextSelection> => {
-    const inner = await next()
-    return { include: [...inner.include, ...nodes.map(node => node.seq)], revision: 'widened' }
-  }, { prepend: true })
+  agent.ctx.on('agent/context', async ({ nodes, turn }, next): Promise<ContextSelection> => {
+    const from = oldestKeptTurnStart(agent.session.events, turn, 2)
+    const inner = (await next()).include.filter(seq => seq > from)
+    return { include: [...inner, ...nodes.map(node => node.seq)], revision: 'widened' }
+  })
 }
 
-type Arrange = 'prepend after the engine' | 'prepend before the engine' | 'an outer listener widening an inner one'
+type Arrange = 'a policy after the engine' | 'a policy before the engine' | 'one listener composing two policies'
 
 async function run(arrange: Arrange) {
-  const atRoot = arrange !== 'prepend before the engine'
+  const atRoot = arrange !== 'a policy before the engine'
   const { loop, converse } = await bootScenario({
     dsh,
     contextWindow: WINDOW,
@@ -44,16 +46,15 @@ async function run(arrange: Arrange) {
   })
   const agent = loop.create('composition')
   switch (arrange) {
-    case 'prepend after the engine':
+    case 'a policy after the engine':
       everything(agent)
       break
-    case 'prepend before the engine': {
+    case 'a policy before the engine': {
       everything(agent)
       await agent.ctx.isolate('compaction').plugin(ProjectionAwareCompactionEngine, CONFIG)
       break
     }
-    case 'an outer listener widening an inner one':
-      keepLastTurns(agent, 2)
+    case 'one listener composing two policies':
       widenAll(agent)
       break
   }
@@ -61,8 +62,8 @@ async function run(arrange: Arrange) {
   return { loop, agent }
 }
 
-describe('projection-aware compaction and the order of agent/context listeners', () => {
-  it.each<Arrange>(['prepend after the engine', 'prepend before the engine', 'an outer listener widening an inner one'])('judges the request the host sends with %s: compacts, and no request reaches the threshold', async arrange => {
+describe('projection-aware compaction and the order of mounting', () => {
+  it.each<Arrange>(['a policy after the engine', 'a policy before the engine', 'one listener composing two policies'])('judges the request the host sends with %s: compacts, and no request reaches the threshold', async arrange => {
     const { loop, agent } = await run(arrange)
     expect(loop.errors).toEqual([])
     const sent = loopRequests(loop, agent)

@@ -10,13 +10,13 @@ import { priceRequest, requestEnvelope } from '@dsh-seam/compaction-effective-pr
 import { patchedDsh } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import type { EngineChoice, LastTurnsOptions } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
-import { bootScenario, keepLastTurns, requestPrice } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
+import { bootScenario, oldestKeptTurnStart, requestPrice } from '../../packages/compaction-effective-projection/scenarios/last-turns.ts'
 import { compactionsOf, expectEveryRequestReplayed, loopRequests, seqOf } from './support.ts'
 
 const dsh = await patchedDsh()
 const THRESHOLD = 1600
 
-/** One `agent/context` pass as the listener below the engine saw it. */
+/** One `agent/context` pass as the agent's policy saw it. */
 interface Pass {
   turn: number
   step: number
@@ -26,11 +26,12 @@ interface Pass {
   selectedTokens: number
 }
 
-/** Record every pass around the last-turns listener, then install it. */
+/** The agent's one policy: keep the last three turns, recording every pass. */
 function spyThenKeepLastTurns(agent: Agent, passes: Pass[], meter: Parameters<typeof priceRequest>[0]): void {
   agent.ctx.on('agent/context', async (payload, next) => {
     const logLength = agent.session.events.length
-    const selection = await next()
+    const from = oldestKeptTurnStart(agent.session.events, payload.turn, 3)
+    const selection = { include: (await next()).include.filter(seq => seq > from), revision: 'last-3-turns' }
     const chosen = new Set(selection.include)
     passes.push({
       turn: payload.turn,
@@ -44,7 +45,6 @@ function spyThenKeepLastTurns(agent: Agent, passes: Pass[], meter: Parameters<ty
     })
     return selection
   })
-  keepLastTurns(agent, 3)
 }
 
 async function converse(engine: EngineChoice, sizes: Pick<LastTurnsOptions, 'userChars' | 'replyChars'>, turns: number) {
@@ -103,7 +103,7 @@ describe('a projection that itself exceeds the threshold', () => {
     expect(unsent.length).toBeGreaterThan(0)
   })
 
-  it('never compacts in the host’s recompute pass, so a request still above the threshold is sent, not rejected', async () => {
+  it('never compacts in the host’s second selection after a compaction, so a request still above the threshold is sent, not rejected', async () => {
     const hugeTurn4 = { userChars: (turn: number) => (turn === 4 ? 7000 : 120), replyChars: 400 }
     const { loop, agent, passes, events } = await converse({ kind: 'projection-aware' }, hugeTurn4, 5)
     expect(loop.errors).toEqual([])

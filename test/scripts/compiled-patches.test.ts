@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { addedFiles, compiledPackages, patchFile } from '../../packages/agent-loop-patch/source/compiled.ts'
+import { LOOP, PUBLIC, SESSION } from '../../packages/agent-loop-patch/source/generate.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const packages = compiledPackages()
@@ -35,29 +36,28 @@ describe('the compiled patches carry the seam (drift check: `node packages/agent
     expect(readFileSync(join(ROOT, 'pnpm-workspace.yaml'), 'utf8')).not.toMatch(/packageExtensions/)
   })
 
-  it('the patched dsh-session exports each copy\'s every export as itself (no name shadowed or ambiguous)', async () => {
-    const session = packages.find((p) => p.name === '@deepseek-ai/dsh-session')!
-    const entry = require.resolve('@deepseek-ai/dsh-session')
+  it.each([['@deepseek-ai/dsh-session', SESSION], ['@deepseek-ai/dsh-agent-loop', LOOP]])('%s\'s entry adds exactly the seam\'s public names to stock\'s, each a copy\'s own value', async (name, folder) => {
+    const compiled = packages.find((p) => p.name === name)!
+    const entry = require.resolve(name)
     const bundle = (await import(pathToFileURL(entry).href)) as Record<string, unknown>
-    let names = 0
-    for (const file of session.files.filter((f) => f.path.endsWith('.js'))) {
-      const copy = (await import(pathToFileURL(join(dirname(entry), '..', file.path)).href)) as Record<string, unknown>
-      for (const [name, value] of Object.entries(copy)) {
-        expect(bundle[name], `${file.path}: ${name}`).toBe(value)
-        names++
-      }
+    const stock = (await import(pathToFileURL(join(ROOT, 'stock/node_modules', name, 'lib/index.js')).href)) as Record<string, unknown>
+    const added = Object.keys(bundle).filter((key) => !(key in stock)).sort()
+    const wanted = Object.values(PUBLIC[folder]!).flatMap((names) => names.values).sort()
+    expect(added).toEqual(wanted)
+    const copies: Record<string, unknown>[] = []
+    for (const file of compiled.files.filter((f) => f.path.endsWith('.js'))) {
+      copies.push((await import(pathToFileURL(join(dirname(require.resolve(`${name}/package.json`)), file.path)).href)) as Record<string, unknown>)
     }
-    expect(names, 'the copies export the seam: requestMessagesFromLog, decodeProjection, NodeIndex, ...').toBeGreaterThan(15)
-    for (const name of ['requestMessagesFromLog', 'decodeProjection', 'NodeIndex', 'ReplayError']) expect(bundle[name], name).toBeDefined()
-    expect(bundle.AgentContextError, 'the host\'s error is the loop\'s').toBeUndefined()
+    for (const key of added) expect(copies.some((copy) => copy[key] === bundle[key]), key).toBe(true)
   })
 
-  it('the patched dsh-agent-loop exports the error its host throws, and the host throws that class', async () => {
-    const entry = require.resolve('@deepseek-ai/dsh-agent-loop')
-    const bundle = (await import(pathToFileURL(entry).href)) as Record<string, unknown>
-    const normalize = (await import(pathToFileURL(join(dirname(entry), 'context-normalize.js')).href)) as Record<string, unknown>
-    expect(typeof bundle.AgentContextError).toBe('function')
-    expect(bundle.AgentContextError).toBe(normalize.AgentContextError)
-    expect(Object.keys(bundle).filter((name) => name in normalize)).toEqual(['AgentContextError'])
+  it('the patched packages\' declarations export the same names, types included', () => {
+    for (const [name, folder] of [['@deepseek-ai/dsh-session', SESSION], ['@deepseek-ai/dsh-agent-loop', LOOP]] as const) {
+      const declared = readFileSync(join(dirname(require.resolve(`${name}/package.json`)), 'lib/types/index.d.ts'), 'utf8')
+      for (const names of Object.values(PUBLIC[folder]!)) {
+        for (const value of names.values) expect(declared, `${name}: ${value}`).toMatch(new RegExp(`export \\{[^}]*\\b${value}\\b`))
+        for (const type of names.types) expect(declared, `${name}: ${type}`).toMatch(new RegExp(`export \\{[^}]*\\btype ${type}\\b`))
+      }
+    }
   })
 })

@@ -1,7 +1,7 @@
 /**
- * `agent/context-selected`: the host's normalized selection, shown after the whole `agent/context` waterfall, once
- * per request attempt, scope-filtered like the waterfall, and once more with `final: true` after a listener moved
- * the surface; a second move fails the step.
+ * `agent/context-selected`: the host's normalized selection, shown once per request attempt (every node without an
+ * `agent/context` listener), scope-filtered like `agent/context`; after a listener moved the surface the host selects
+ * once more without showing it again, and a second move fails the step.
  */
 
 import { bootLoop, patchedDsh, textReply, toolCallReply } from '@dsh-seam/loop-testkit'
@@ -11,25 +11,25 @@ import { expectRequestsRebuiltFromLog, requestsOf } from './support.ts'
 
 const dsh = await patchedDsh()
 
-interface Shown { step: number; include: readonly number[]; requiredSeqs: readonly number[]; final: boolean }
+interface Shown { step: number; include: readonly number[]; requiredSeqs: readonly number[]; replaceableSeqs: readonly number[] }
 
 describe('agent/context-selected', () => {
-  it('shows the include the request sends (required seqs merged, tool units whole), whatever the outermost listener returned', async () => {
+  it('shows the include the request sends (required seqs merged, tool units whole), whatever the listener returned', async () => {
     const loop = await bootLoop(dsh, {
       script: [textReply('one'), toolCallReply([{ id: 'call-1', name: 'echo', args: { text: 'x' } }]), textReply('two')],
     })
     const agent = loop.create('selected')
     const shown: Shown[] = []
-    agent.ctx.on('agent/context-selected', ({ step, include, requiredSeqs, final }) => {
-      shown.push({ step, include: [...include], requiredSeqs: [...requiredSeqs], final })
+    agent.ctx.on('agent/context-selected', ({ step, include, requiredSeqs, replaceableSeqs }) => {
+      shown.push({ step, include: [...include], requiredSeqs: [...requiredSeqs], replaceableSeqs: [...replaceableSeqs] })
     })
-    agent.ctx.on('agent/context', () => Promise.resolve({ include: [], revision: 'nothing' }), { prepend: true })
+    agent.ctx.on('agent/context', () => Promise.resolve({ include: [], revision: 'nothing' }))
     await loop.say(agent, 'first')
     await loop.say(agent, 'second')
     const requests = requestsOf(loop, agent)
     expect(shown.map(entry => entry.step)).toEqual([1, 1, 2])
-    expect(shown.map(entry => entry.final)).toEqual([false, false, false])
     for (const [i, entry] of shown.entries()) {
+      for (const seq of entry.replaceableSeqs) expect(entry.requiredSeqs).toContain(seq)
       expect(entry.include).toEqual([...new Set([...entry.include, ...entry.requiredSeqs])].sort((a, b) => a - b))
       expect(requests[i]!.messages).toHaveLength(entry.include.length)
     }
@@ -66,6 +66,20 @@ describe('agent/context-selected', () => {
     expectRequestsRebuiltFromLog(loop, agent)
   })
 
+  it('shows every node, as sent, to an agent without an agent/context listener, and logs no projection', async () => {
+    const loop = await bootLoop(dsh, { fallback: textReply('ok') })
+    const agent = loop.create('observed')
+    const shown: number[][] = []
+    agent.ctx.on('agent/context-selected', ({ include, nodes }) => {
+      expect(include).toEqual(nodes.map(node => node.seq))
+      shown.push([...include])
+    })
+    await loop.say(agent, 'a')
+    await loop.say(agent, 'b')
+    expect(shown.map(include => include.length)).toEqual(requestsOf(loop, agent).map(request => request.messages.length))
+    expect(projectionEvents(agent.session.events)).toEqual([])
+  })
+
   it('reaches only the agents an agent/context listener in the same scope would see', async () => {
     const loop = await bootLoop(dsh, { fallback: textReply('ok') })
     const mine = loop.create('mine')
@@ -78,21 +92,21 @@ describe('agent/context-selected', () => {
     expect(seen).toEqual(['mine'])
   })
 
-  function movingLoop(moves: number) {
+  function movingLoop() {
     return bootLoop(dsh, { fallback: textReply('ok') }).then(loop => {
-      const agent = loop.create(`moving-${moves}`)
+      const agent = loop.create('moving')
       const shown: Shown[] = []
-      let remaining = moves
+      let moved = false
       agent.ctx.on('agent/context', async (_payload, next) => {
         const all = await next()
         return { include: all.include.slice(-1), revision: 'tail' }
       })
-      agent.ctx.on('agent/context-selected', ({ step, include, requiredSeqs, final }) => {
-        shown.push({ step, include: [...include], requiredSeqs: [...requiredSeqs], final })
+      agent.ctx.on('agent/context-selected', ({ step, include, requiredSeqs, replaceableSeqs }) => {
+        shown.push({ step, include: [...include], requiredSeqs: [...requiredSeqs], replaceableSeqs: [...replaceableSeqs] })
         const surface = agent.session.surface.nodes
-        if (remaining === 0 || surface.length < 2) return
-        remaining--
-        agent.session.append('user/message', loop.user(`summary ${remaining}`), {
+        if (moved || surface.length < 2) return
+        moved = true
+        agent.session.append('user/message', loop.user('summary'), {
           surfaceOp: { op: 'replace', start: surface[0]!, end: surface.at(-2)! },
           sourceEventSeqs: surface.slice(0, -1),
         })
@@ -101,19 +115,24 @@ describe('agent/context-selected', () => {
     })
   }
 
-  it('after a listener replaced the surface, shows the recomputed selection once more with final: true', async () => {
-    const { loop, agent, shown } = await movingLoop(1)
+  it('after a listener replaced the surface, selects once more over the new surface without showing it again', async () => {
+    const { loop, agent, shown } = await movingLoop()
     await loop.say(agent, 'one')
     await loop.say(agent, 'two')
     expect(loop.errors).toEqual([])
-    expect(shown.map(entry => entry.final)).toEqual([false, false, true])
+    expect(shown).toHaveLength(2)
     expect(projectionEvents(agent.session.events).at(-1)!.data.generation).toBe(1)
     expectRequestsRebuiltFromLog(loop, agent)
   })
 
-  it('a listener that moves the surface again in the final pass fails the step with surface-changed, and the log stays replayable', async () => {
-    const { loop, agent } = await movingLoop(2)
+  it('a listener that moves the surface on every pass fails the step with surface-changed, and the log stays replayable', async () => {
+    const loop = await bootLoop(dsh, { fallback: textReply('ok') })
+    const agent = loop.create('restless')
     await loop.say(agent, 'one')
+    agent.ctx.on('agent/context', async (_payload, next) => {
+      agent.session.append('user/message', loop.user('more'), { surfaceOp: 'append' })
+      return { include: (await next()).include.slice(-1), revision: 'tail' }
+    })
     await loop.say(agent, 'two')
     expect(loop.errors.map(e => (e.error as { code?: string }).code)).toEqual(['surface-changed'])
     expect(requestsOf(loop, agent)).toHaveLength(1)

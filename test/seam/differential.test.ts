@@ -94,7 +94,7 @@ describe('pay only when used: what the host reads of the log', () => {
     expect(await eventReads(await patchedDsh(), false)).toBe(stock)
   })
 
-  it('dispatches agent/context once per request, and agent/context-selected after it when it has a listener, with their declared payloads', async () => {
+  it('looks up agent/context and agent/context-selected once per request each, and gives listeners their declared payloads', async () => {
     const loop = await bootLoop(await patchedDsh(), { fallback: textReply('ok') })
     const reported: [string, object][] = []
     loop.ctx.on('internal/dispatch', (_mode, name, args) => {
@@ -108,13 +108,18 @@ describe('pay only when used: what the host reads of the log', () => {
       return { include: (await next()).include.slice(-1), revision: 'last-1' }
     })
     await loop.say(agent, 'with one')
+    const shown: object[] = []
+    agent.ctx.on('agent/context-selected', (payload) => { shown.push(payload) })
+    await loop.say(agent, 'observed')
     expect(loop.errors).toEqual([])
-    // The reported payload is the one the listener gets: its offer is added once a listener is found, before it runs.
-    expect(reported[1]![1]).toBe(heard[0])
+    // The reported payloads are the ones the listeners get: the offer is added once a listener is found, before it runs.
+    expect(reported[2]![1]).toBe(heard[0])
+    expect(reported[5]![1]).toBe(shown[0])
     const seen = reported.map(([name, payload]) => `${name}: ${Object.keys(payload).sort().join(' ')}`)
+    const bare = 'agent signal step system tools turn'
     const context = 'agent/context: agent generation nodes requiredSeqs signal step system tools turn'
-    const selected = 'agent/context-selected: agent final include nodes requiredSeqs signal step system tools turn'
-    expect(seen).toEqual(['agent/context: agent signal step system tools turn', context, selected])
+    const selected = 'agent/context-selected: agent include nodes replaceableSeqs requiredSeqs signal step system tools turn'
+    expect(seen).toEqual([`agent/context: ${bare}`, `agent/context-selected: ${bare}`, context, `agent/context-selected: ${bare}`, context, selected])
   })
 
   it('with a listener the host reads the whole log once, when it starts following it, not once per request', async () => {

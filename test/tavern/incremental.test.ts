@@ -60,15 +60,16 @@ async function compare(loop: BootedLoop, agent: Agent, lines: readonly string[],
   let requests = 0
   let scratch: PolicySelection | undefined
   let generation: number | undefined
-  agent.ctx.on('agent/context', async (payload, next) => {
-    const offered = await next()
+  // The agent's one `agent/context` listener is AgentTavern's; the comparison watches what the host shows after it.
+  agent.ctx.on('agent/context-selected', (payload) => {
     calibration.follow(agent.session.seq, sessionEventAt(agent.session))
     const incremental = kept.of(payload.nodes)
     const { nodes, units } = new OfferView(meter).of(payload.nodes)
     const fresh = { nodes, units, index: policyIndex(nodes), seqs: payload.nodes.map(node => node.seq) }
     if (!isDeepStrictEqual({ ...incremental }, fresh)) diverged.push(`request ${requests}: the offer view`)
-    if (generation !== undefined && payload.generation !== generation) seen.replaced++
-    generation = payload.generation
+    const current = agent.session.surface.replaceGeneration
+    if (generation !== undefined && current !== generation) seen.replaced++
+    generation = current
     const asked = payload.nodes.findLast(node => isUserSource(node.message.source))
     scratch = selectContext({
       nodes,
@@ -79,9 +80,6 @@ async function compare(loop: BootedLoop, agent: Agent, lines: readonly string[],
       contextWindow: WINDOW,
       calibration: calibrationFactor(calibration.sample),
     }, policy, scratch?.state)
-    return offered
-  })
-  agent.ctx.on('agent/context-selected', () => {
     if (!isDeepStrictEqual(lastSelection(agent), scratch)) diverged.push(`request ${requests}: the selection`)
     if (requests > 0 && scratch?.advanced === true) seen.advances++
     requests++

@@ -5,11 +5,10 @@
  * Every workspace module the source series places in dsh-session or dsh-agent-loop ({@link TARGETS}, {@link BOUND})
  * is copied from its built `lib/` output (JavaScript and declarations) under the file name the series
  * gives it, with its imports pointed inside DSH: a workspace module to its copy (a sibling file in the same package,
- * else dsh-session, which re-exports it), a workspace package's name to the copy of the module exporting it, and a
- * name of the copy's own package to the compiled file of the unmodified npm package that exports it (the package's
- * bundle re-exports the copies, so importing the bundle from a copy would be a cycle). The patched dsh-session's entry
- * points re-export every copy, and the patched dsh-agent-loop's export its error, so the seam's API has the names the
- * series gives it.
+ * else dsh-session, whose entry exports what another package's copy imports), a workspace package's name to the copy
+ * of the module exporting it, and a name of the copy's own package to the compiled file of the unmodified npm package that exports it (the package's
+ * bundle re-exports the copies, so importing the bundle from a copy would be a cycle). The patched packages' entry
+ * points export the public names ({@link PUBLIC}), so the seam's API is the series' own.
  *
  * Usage: node compiled.ts write   rebuilds the dsh-session and dsh-agent-loop patches in patches/ from the built
  *                                 workspace (`pnpm -r build` first) with `pnpm patch` and `pnpm patch-commit`
@@ -25,7 +24,7 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
-import { BOUND, exportingModule, LOOP, SESSION, TARGETS } from './generate.ts'
+import { BOUND, exportingModule, LOOP, PUBLIC, SESSION, TARGETS } from './generate.ts'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..')
 const VERSION = '0.1.0-rc.8'
@@ -40,34 +39,53 @@ interface Place {
   /** A `files` pattern the package.json must list for pnpm to keep the copies (pnpm patches only packed files). */
   readonly packed?: string
   /** The line each entry point gains for a copy, or none. */
-  readonly entries: Readonly<Record<string, (file: string) => string | undefined>>
+  readonly entries: Readonly<Record<string, (copy: Placed) => string | undefined>>
+}
+
+/**
+ * The entry-point line exporting the public names ({@link PUBLIC}) a copy's workspace module declares, or none.
+ * @param folder - the DSH source folder of the copy's package.
+ * @param copy - the copy.
+ * @param kind - the entry point's kind.
+ * @param from - the copy as the entry point imports it.
+ * @returns the line, if the copy declares a public name.
+ */
+function publicLine(folder: string, copy: Placed, kind: '.js' | '.d.ts', from: string): string | undefined {
+  const target = TARGETS.find((t) => t.from.some(([source]) => source === copy.source))
+  const names = target === undefined ? undefined : PUBLIC[folder]?.[posix.basename(target.file)]
+  if (names === undefined) return undefined
+  const text = readFileSync(join(ROOT, copy.source), 'utf8')
+  const declared = (name: string): boolean => new RegExp(`^export (declare )?(abstract )?(class|function|const|interface|type) ${name}\\b`, 'm').test(text)
+  const values = names.values.filter(declared)
+  const types = names.types.filter(declared)
+  if (values.length + types.length === 0) return undefined
+  if (kind === '.js') return values.length === 0 ? undefined : `export { ${values.join(', ')} } from "${from}";`
+  return `export { ${[...values, ...types.map((name) => `type ${name}`)].join(', ')} } from '${from}';`
 }
 
 const PLACES: Readonly<Record<string, Place>> = {
+  // The session's API gains the public names of its copies, as the series' index exports them.
   [SESSION]: {
     name: '@deepseek-ai/dsh-session',
     lib: 'lib/types',
     types: 'lib/types',
     entries: {
-      'lib/index.js': (file) => `export * from "./types/${file}.js";`,
-      'lib/types/index.d.ts': (file) => `export * from './${file}.js';`,
+      'lib/index.js': (copy) => publicLine(SESSION, copy, '.js', `./types/${copy.file}.js`),
+      'lib/types/index.d.ts': (copy) => publicLine(SESSION, copy, '.d.ts', `./${copy.file}.js`),
     },
   },
-  // The loop's API gains its error only, as the series' index exports it.
+  // The loop's API gains its error only.
   [LOOP]: {
     name: '@deepseek-ai/dsh-agent-loop',
     lib: 'lib',
     types: 'lib/types',
     packed: 'lib/context-*.js',
     entries: {
-      'lib/index.js': (file) => file === 'context-normalize' ? `export { AgentContextError } from "./${file}.js";` : undefined,
-      'lib/types/index.d.ts': (file) => file === 'context-normalize'
-        ? `export { AgentContextError, type AgentContextErrorCode } from './${file}.js';`
-        : undefined,
+      'lib/index.js': (copy) => publicLine(LOOP, copy, '.js', `./${copy.file}.js`),
+      'lib/types/index.d.ts': (copy) => publicLine(LOOP, copy, '.d.ts', `./${copy.file}.js`),
     },
   },
 }
-
 
 /** Type-only names a dsh-session copy's declarations import from dsh-agent; the patched dsh-session declares them. */
 const DECLARED_BY_SESSION: ReadonlySet<string> = new Set(['ContextNode'])
@@ -222,7 +240,7 @@ export function compiledPackages(): CompiledPackage[] {
     }
     const entries = Object.fromEntries(Object.entries(place.entries).map(([entry, line]) => [
       entry,
-      copies.flatMap((c) => line(c.file) ?? []),
+      copies.flatMap((c) => line(c) ?? []),
     ]))
     return { name: place.name, version: VERSION, files, packed: place.packed, entries }
   })

@@ -50,44 +50,59 @@ export interface Target {
 }
 
 /**
- * Where each workspace statement goes. What a log says about a request lives in dsh-session beside
- * `foldRequestHeader`: surface nodes, tool units and the required set (the rules a projection is checked by), the
- * `request/projection` fold and its one run decoder, and the revision rule and replay error they share. The host
- * (its step, the selection normalizer and its error) lives in dsh-agent-loop. Projection-aware compaction (engine,
- * request replay, pure parts, specs) lives in dsh-compaction-basic. dsh-agent-loop and dsh-compaction-basic both read
- * dsh-session, and neither depends on the other.
+ * Where each workspace statement goes. What a log says about a request lives in dsh-session: the
+ * `request/projection` reader (its shape, its one decoder, the pending rule), request replay, the surface fold both
+ * follow a log with, and the replay error. The host's rules over surface nodes (tool units, the turn's input, standing
+ * context, the required set), the selection normalizer, the encoder and the host with its error live in
+ * dsh-agent-loop, in one module where every `AgentContextError` is thrown. Projection-aware compaction (engine, pure
+ * parts, specs) lives in dsh-compaction-basic and reads requests through dsh-session's replay. dsh-agent-loop and
+ * dsh-compaction-basic both read dsh-session, and neither depends on the other.
  */
 export const TARGETS: readonly Target[] = [
   {
     file: `${SESSION}/request-projection.ts`,
     from: [
-      [`${CORE}/projection.ts`, ['encodeInclude', 'pendingProjection', 'endsPendingProjection', 'pendingProjectionOf', 'LoggedSession', 'requestMessagesFromLog']],
+      [`${CORE}/projection.ts`, ['pendingProjection', 'endsPendingProjection', 'pendingProjectionOf', 'LoggedSession', 'requestMessagesFromLog']],
       [`${CORE}/check.ts`, '*'],
     ],
   },
-  { file: `${SESSION}/context-nodes.ts`, from: [[`${CORE}/nodes.ts`, '*']] },
+  {
+    file: `${SESSION}/request-replay.ts`,
+    from: [[`${CORE}/replay.ts`, ['ReplayedRequest', 'ChunkEvent', 'ProjectionEvent', 'opensRequest', 'RequestReplay']]],
+  },
+  { file: `${SESSION}/context-nodes.ts`, from: [[`${CORE}/nodes.ts`, ['contextNodes', 'NodesMark', 'appendedNodes']]] },
   { file: `${SESSION}/projection-errors.ts`, from: [[`${CORE}/errors.ts`, '*']] },
   { file: `${SESSION}/surface-fold.ts`, from: [[`${CORE}/surface.ts`, '*']] },
-  { file: 'packages/core/session/tests/context-support.ts', from: [[`${CORE_TESTS}/support.ts`, '*']] },
   { file: 'packages/core/session/tests/request-projection.spec.ts', from: [[`${CORE_TESTS}/projection.test.ts`, '*']] },
-  { file: 'packages/core/session/tests/context-nodes.spec.ts', from: [[`${CORE_TESTS}/nodes.test.ts`, '*']] },
-  { file: `${LOOP}/context-normalize.ts`, from: [[`${CORE}/normalize.ts`, '*']] },
-  { file: `${LOOP}/context-host.ts`, from: [[`${HOST}/host.ts`, '*']] },
+  { file: `${LOOP}/context-nodes.ts`, from: [[`${CORE}/rules.ts`, '*']] },
+  { file: `${LOOP}/context-host.ts`, from: [[`${HOST}/host.ts`, '*'], [`${CORE}/normalize.ts`, '*']] },
+  { file: 'packages/core/agent-loop/tests/context-support.ts', from: [[`${CORE_TESTS}/support.ts`, '*']] },
+  { file: 'packages/core/agent-loop/tests/context-nodes.spec.ts', from: [[`${CORE_TESTS}/rules.test.ts`, '*']] },
   { file: 'packages/core/agent-loop/tests/context-normalize.spec.ts', from: [[`${CORE_TESTS}/normalize.test.ts`, '*']] },
   { file: `${BASIC}/src/projection-calibration.ts`, from: [[`${COMPACTION}/src/calibration.ts`, '*']] },
   { file: `${BASIC}/src/projection-config.ts`, from: [[`${COMPACTION}/src/config.ts`, '*']] },
   { file: `${BASIC}/src/projection-engine.ts`, from: [[`${COMPACTION}/src/engine.ts`, '*']] },
   { file: `${BASIC}/src/projection-region.ts`, from: [[`${COMPACTION}/src/region.ts`, '*']] },
-  {
-    file: `${BASIC}/src/projection-replay.ts`,
-    from: [
-      [`${CORE}/replay.ts`, ['ReplayedRequest', 'ChunkEvent', 'ProjectionEvent', 'opensRequest', 'RequestReplay']],
-    ],
-  },
   { file: `${BASIC}/tests/projection-calibration.spec.ts`, from: [[`${COMPACTION}/tests/calibration.test.ts`, '*']] },
   { file: `${BASIC}/tests/projection-config.spec.ts`, from: [[`${COMPACTION}/tests/config.test.ts`, '*']] },
   { file: `${BASIC}/tests/projection-region.spec.ts`, from: [[`${COMPACTION}/tests/region.test.ts`, '*']] },
 ]
+
+/**
+ * The seam's public API: per DSH package, the names its entry point exports from each generated file (values, then
+ * types). The series' index hunks export exactly these, and the compiled patches' entry points are written from it.
+ */
+export const PUBLIC: Readonly<Record<string, Readonly<Record<string, { readonly values: readonly string[]; readonly types: readonly string[] }>>>> = {
+  [SESSION]: {
+    'projection-errors.ts': { values: ['ReplayError'], types: ['ReplayErrorCode'] },
+    'request-projection.ts': { values: ['requestMessagesFromLog'], types: [] },
+    'request-replay.ts': { values: ['RequestReplay'], types: ['ReplayedRequest'] },
+    'surface-fold.ts': { values: ['SurfaceFold'], types: [] },
+  },
+  [LOOP]: {
+    'context-host.ts': { values: ['AgentContextError'], types: ['AgentContextErrorCode'] },
+  },
+}
 
 /** Workspace modules the series replaces with a hand-written module of the same exports, per importing DSH package. */
 export const BOUND: Record<string, Record<string, string>> = {

@@ -72,7 +72,7 @@ export function isSummarization(request: GenerateOptions): boolean {
   return request.messages.at(-1)?.content.some(block => block.type === 'text' && block.text.includes(SUMMARIZER_MARK)) ?? false
 }
 
-function oldestKeptTurnStart(events: readonly SessionEvent[], turn: number, keepTurns: number): number {
+export function oldestKeptTurnStart(events: readonly SessionEvent[], turn: number, keepTurns: number): number {
   const oldest = turn - keepTurns + 1
   return events.find(event => event.type === 'turn/start' && (event).data.turn === oldest)?.seq ?? -1
 }

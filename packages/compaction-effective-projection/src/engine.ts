@@ -11,14 +11,7 @@ import type { ResolvedCompactSpec } from '@deepseek-ai/dsh-compaction-basic'
 import { BasicCompactionEngine } from '@deepseek-ai/dsh-compaction-basic'
 import type { PrunedEntry } from '@deepseek-ai/dsh-compaction-tool-result-pruner'
 import { assertNever } from '@deepseek-ai/dsh-llm'
-import type { Session } from '@deepseek-ai/dsh-session'
-import type { ReplayedRequest } from '@dsh-seam/agent-context'
-import {
-  decodeProjection,
-  contextNodes,
-  NodeIndex,
-  sessionEventAt,
-} from '@dsh-seam/agent-context'
+import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 // Type-only: the `ctx.tokenMeter` Context declaration.
 import type {} from '@deepseek-ai/dsh-token-meter'
 import { conversationTarget, resolveTargetPolicy, targetCompactSpec } from './basic.ts'
@@ -33,19 +26,23 @@ import { selectProjectedRange, sentAfterPrune, sentAfterReplacement } from './re
 type SelectedContext = Parameters<Events['agent/context-selected']>[0]
 
 /**
- * The required seqs a compaction keeps: all but standing context outside the open turn, which it compacts as the basic
- * engine does (`NodeIndex.replaceableStandingSeqs` says which producers show it again), so a long session's
- * instructions and skills do not pin the surface for good.
+ * The required seqs a compaction keeps: all but the standing context the host says a compaction may still replace
+ * (`replaceableSeqs`), which it compacts as the basic engine does, so a long session's instructions and skills do not
+ * pin the surface for good.
  */
-function compactionProtected(requiredSeqs: readonly number[], index: NodeIndex): Set<number> {
-  const kept = new Set(requiredSeqs)
-  for (const seq of index.replaceableStandingSeqs()) kept.delete(seq)
+function compactionProtected(selection: Pick<SelectedContext, 'requiredSeqs' | 'replaceableSeqs'>): Set<number> {
+  const kept = new Set(selection.requiredSeqs)
+  for (const seq of selection.replaceableSeqs) kept.delete(seq)
   return kept
 }
 
-/** The session's current message-bearing nodes, indexed with the open turn. */
-function surfaceIndex(session: Session): NodeIndex {
-  return NodeIndex.forLog(contextNodes(session.surface.nodes, sessionEventAt(session)), session.events)
+/** The selection the engine judged last for an agent, while the surface it was made on stands. */
+interface Judged {
+  readonly generation: number
+  readonly surfaceNodes: number
+  readonly include: readonly number[]
+  readonly requiredSeqs: readonly number[]
+  readonly replaceableSeqs: readonly number[]
 }
 
 /** What a projected-pressure decision sees: the request about to be sent, priced, and the usage it is calibrated by. */
@@ -65,11 +62,10 @@ export interface ProjectedPressure {
 /**
  * A `BasicCompactionEngine` whose step pressure is the price of the request about to be sent: system, tools and the
  * nodes the projection includes, priced by `ctx.tokenMeter` and calibrated by the provider usage of the request that
- * usage answered. It judges the host's final, normalized selection of every request (`agent/context-selected`: after
- * the whole waterfall, whatever order listeners were registered in; the engine's own `agent/context` listener passes
- * on what the others select, every node when there are none) and compacts only spans that request sends, never a
- * node the request needs to be answerable (standing context outside the open turn is compacted as the basic engine
- * compacts it), so the host re-projects the replaced surface before building the request. `measure: 'surface'` is the
+ * usage answered. It judges the host's normalized selection of every request (`agent/context-selected`: the agent's
+ * policy's selection, every node when it has none) and compacts only spans that request sends, never a node the
+ * request needs to be answerable (the standing context the host lists as replaceable is compacted as the basic engine
+ * compacts it), so the host selects again over the replaced surface before building the request. `measure: 'surface'` is the
  * basic engine unchanged.
  */
 export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
@@ -79,6 +75,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   readonly policy: ProjectionPolicy
 
   private readonly calibrations = new WeakMap<Session, UsageCalibration>()
+  private readonly judged = new WeakMap<Agent, Judged>()
 
   /**
    * @param ctx - the plugin context.
@@ -88,11 +85,8 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const { policy, basic } = resolveProjectionConfig(config)
     super(ctx, basic)
     this.policy = policy
-    if (this.config.auto && policy.measure === 'projection' && policy.pressure === 'auto') {
-      // The host shows its selection to agents with an `agent/context` listener: this one keeps what the others select.
-      ctx.on('agent/context', (_payload, next) => next())
-      ctx.on('agent/context-selected', selection => this.judge(selection))
-    }
+    // Every selection is kept for a context overflow of its request; pressure is judged on it when auto.
+    if (policy.measure === 'projection') ctx.on('agent/context-selected', selection => this.judge(selection))
   }
 
   /**
@@ -123,23 +117,31 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   }
 
   /**
-   * Judge the host's final selection, compacting at most before the host's recompute pass. Every request is judged
-   * here, a request that sends the whole surface too (then the surface plus the step's input): step pressure is
-   * measured on what the step sends, not on the surface before it.
+   * Judge the host's selection before it is sent. Every request is judged here, a request that sends the whole surface
+   * too (then the surface plus the step's input): step pressure is measured on what the step sends, not on the surface
+   * before it. The selection is kept for a context overflow of its request while the surface it was made on stands.
    */
   private async judge(selection: SelectedContext): Promise<void> {
     if (selection.signal.aborted) return
-    await this.warnOnFailure(() => this.relieveProjectedPressure(selection))
+    const { agent, include, requiredSeqs, replaceableSeqs } = selection
+    const { surface } = agent.session
+    this.judged.delete(agent)
+    const generation = surface.replaceGeneration
+    if (this.config.auto && this.policy.pressure === 'auto') await this.warnOnFailure(() => this.relieveProjectedPressure(selection))
+    // A selection the engine compacted under is stale: the host selects again over the new surface.
+    if (surface.replaceGeneration === generation) {
+      this.judged.set(agent, { generation, surfaceNodes: selection.nodes.length, include, requiredSeqs, replaceableSeqs })
+    }
   }
 
   private async relieveProjectedPressure(payload: SelectedContext): Promise<void> {
-    const { agent, signal, final: recompute } = payload
+    const { agent, signal } = payload
     const { session } = agent
     let sent: ReadonlySet<number> = new Set(payload.include)
     const spec = await this.pressureSpec(agent, signal)
     if (spec === undefined) return
     const header = this.ctx.tokenMeter.estimateHeader(requestEnvelope(payload.system, payload.tools))
-    const { sample } = this.follow(session).calibration
+    const { sample } = this.follow(session)
     const factor = calibrationFactor(sample)
     const pressure = (): ProjectedPressure => {
       const estimatedTokens = this.projectedPressure(session, header, sent)
@@ -147,11 +149,8 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     }
     let tokens = pressure()
     if (!this.pressureCompacts(tokens)) return
-    if (recompute) {
-      throw new Error(`the re-projected request is still above threshold after compaction (${tokens.calibratedTokens} calibrated tokens >= threshold ${spec.thresholdTokens})`)
-    }
     const pruned = this.prune(session, sent)
-    const required = sentAfterPrune(compactionProtected(payload.requiredSeqs, surfaceIndex(session)), pruned)
+    const required = sentAfterPrune(compactionProtected(payload), pruned)
     if (pruned.length > 0) {
       sent = sentAfterPrune(sent, pruned)
       tokens = pressure()
@@ -187,20 +186,19 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     return pressure.calibratedTokens >= pressure.spec.thresholdTokens
   }
 
-  /** Compact within the nodes of the overflowing request; undefined when it was sent without a `request/projection`. */
+  /**
+   * Compact within the nodes of the overflowing request: the selection the engine judged for it, while the surface it
+   * was made on stands; undefined when the request sent every node or the engine did not see its selection.
+   */
   private async relieveProjectedOverflow(agent: Agent, signal: AbortSignal): Promise<CompactionResult | null | undefined> {
     const { session } = agent
-    const { request } = this.follow(session)
-    if (request?.projection === undefined || request.generation !== session.surface.replaceGeneration) return undefined
-    const index = surfaceIndex(session)
-    const checked = decodeProjection(index, request.projection.include)
-    /* v8 ignore next -- at the same generation the request's projection was normalized against this surface */
-    if ('violation' in checked) return undefined
-    const included = new Set(checked.included.map(at => index.seqs[at] as number))
+    const judged = this.judged.get(agent)
+    this.judged.delete(agent)
+    if (judged === undefined || judged.generation !== session.surface.replaceGeneration || judged.include.length === judged.surfaceNodes) return undefined
+    const included = new Set(judged.include)
     const pruned = this.prune(session, included)
     const sent = sentAfterPrune(included, pruned)
-    const after = pruned.length === 0 ? index : surfaceIndex(session)
-    const required = compactionProtected(after.requiredSeqs(), after)
+    const required = sentAfterPrune(compactionProtected(judged), pruned)
     const range = this.projectedRange(session, sent, required, 0)
     if (range === null) return null
     const result = await this.compactRegion(range.start, range.end, agent, signal)
@@ -220,8 +218,8 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
   private prune(session: Session, sent: ReadonlySet<number>): readonly PrunedEntry[] {
     const pruner = this.ctx.get('toolResultPruner')
     if (pruner === undefined) return []
-    const eventAt = sessionEventAt(session)
-    if (session.surface.nodes.some(seq => !sent.has(seq) && eventAt(seq).type === 'tool/result')) return []
+    const { events } = session
+    if (session.surface.nodes.some(seq => !sent.has(seq) && events[seq]?.type === 'tool/result')) return []
     return pruner.pruneSession(session).pruned
   }
 
@@ -258,10 +256,12 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
    * Catch the session's calibration up with its log.
    * @returns the calibration and the newest request the log records.
    */
-  private follow(session: Session): { calibration: UsageCalibration; request: ReplayedRequest | undefined } {
+  private follow(session: Session): UsageCalibration {
     let calibration = this.calibrations.get(session)
     if (calibration === undefined) this.calibrations.set(session, calibration = new UsageCalibration(this.ctx.tokenMeter))
-    return { calibration, request: calibration.follow(session.seq, sessionEventAt(session)) }
+    const { events } = session
+    calibration.follow(session.seq, (seq): SessionEvent | undefined => events[seq])
+    return calibration
   }
 
   /** Pressure failures warn and the request is still sent, as the basic engine's step pressure does. */

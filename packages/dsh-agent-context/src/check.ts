@@ -8,7 +8,14 @@ import type { Message } from '@deepseek-ai/dsh-llm'
 import type { RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
 import type { ProjectionViolationCode } from './errors.ts'
 import { ReplayError } from './errors.ts'
-import type { NodeIndex } from './nodes.ts'
+
+/** Message-bearing surface nodes by position: what a projection's runs are decoded against. */
+export interface SurfaceNodes {
+  /** The message of each position, in surface order. */
+  readonly messages: readonly Message[]
+  /** The position of each seq. */
+  readonly position: ReadonlyMap<number, number>
+}
 
 /** A projection that does not decode, with one sentence naming the seqs at fault. */
 export interface ProjectionViolation {
@@ -26,7 +33,7 @@ export interface ProjectionViolation {
  * @returns the included positions, ascending, or the first structural fault.
  */
 export function decodeProjection(
-  index: NodeIndex,
+  index: SurfaceNodes,
   include: readonly (readonly [number, number])[],
 ): { readonly included: readonly number[] } | { readonly violation: ProjectionViolation } {
   const included: number[] = []
@@ -54,6 +61,10 @@ function isCount(value: unknown): value is number {
 function isRun(range: unknown): boolean {
   return Array.isArray(range) && range.length === 2 && range.every(isCount)
 }
+
+/** The encoded form of a `request/projection` event's data, as {@link isRequestProjection} checks it, for errors. */
+export const REQUEST_PROJECTION_FORM = '{ turn, step, generation, include: [first, last][], surfaceNodes, includedNodes } '
+  + 'of non-negative integers with an optional revision string and stale count'
 
 /**
  * Whether a value has the shape of a `request/projection` event's data: what `Session.append` checks before the log
@@ -86,19 +97,18 @@ export interface RequestAt {
 /**
  * The messages a projected request sent, after decoding its projection against the request: position (turn and step),
  * surface generation, the runs ({@link decodeProjection}) and the counts.
- * @param index - the surface's message-bearing nodes at the request, with the open turn set.
+ * @param index - the surface's message-bearing nodes at the request.
  * @param projection - the `request/projection` event the request consumed.
  * @param request - the request.
  * @returns the request messages, shared with the index.
  * @throws {ReplayError} naming what does not decode, the projection's seq, turn, step and revision.
  */
-export function projectedMessages(index: NodeIndex, projection: SessionEvent<'request/projection'>, request: RequestAt): Message[] {
+export function projectedMessages(index: SurfaceNodes, projection: SessionEvent<'request/projection'>, request: RequestAt): Message[] {
   const { seq } = projection
   const data: unknown = projection.data
   const at = request.seq === undefined ? 'the request' : `the request at seq ${request.seq}`
   if (!isRequestProjection(data)) {
-    throw new ReplayError('malformed-projection', seq, 'request/projection is not { turn, step, generation, include: [first, last][], '
-      + 'surfaceNodes, includedNodes } of non-negative integers with an optional revision string')
+    throw new ReplayError('malformed-projection', seq, `request/projection is not ${REQUEST_PROJECTION_FORM}`)
   }
   const position = { turn: data.turn, step: data.step, ...data.revision === undefined ? {} : { revision: data.revision } }
   if (data.turn !== request.turn || data.step !== request.step) {
@@ -109,8 +119,8 @@ export function projectedMessages(index: NodeIndex, projection: SessionEvent<'re
   }
   const checked = decodeProjection(index, data.include)
   if ('violation' in checked) throw new ReplayError(checked.violation.code, seq, `request/projection ${checked.violation.detail} (${at})`, position)
-  if (data.surfaceNodes !== index.length || data.includedNodes !== checked.included.length) {
-    throw new ReplayError('projection-counts', seq, `request/projection counts ${data.includedNodes}/${data.surfaceNodes} nodes, but its runs select ${checked.included.length}/${index.length} at ${at}`, position)
+  if (data.surfaceNodes !== index.messages.length || data.includedNodes !== checked.included.length) {
+    throw new ReplayError('projection-counts', seq, `request/projection counts ${data.includedNodes}/${data.surfaceNodes} nodes, but its runs select ${checked.included.length}/${index.messages.length} at ${at}`, position)
   }
   return checked.included.map(i => index.messages[i] as Message)
 }

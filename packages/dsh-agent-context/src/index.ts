@@ -8,27 +8,21 @@
 export type { ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 export type { RequestProjection } from '@deepseek-ai/dsh-session'
 export { decodeProjection } from './check.ts'
-export type { ProjectionViolation, RequestAt } from './check.ts'
+export type { ProjectionViolation, RequestAt, SurfaceNodes } from './check.ts'
 export { ReplayError } from './errors.ts'
 export type { ProjectionViolationCode, ReplayErrorCode, ReplayPosition } from './errors.ts'
-export {
-  appendedNodes,
-  contextNodes,
-  isUserInput,
-  NodeIndex,
-  openTurnStart,
-  sessionEventAt,
-  standingSource,
-} from './nodes.ts'
+export { appendedNodes, contextNodes, sessionEventAt } from './nodes.ts'
 export type { NodesMark } from './nodes.ts'
+export { isUserInput, NodeIndex, openTurnStart, standingSource } from './rules.ts'
 export { policyFinding } from './policy.ts'
 export type { PolicyFinding, PolicyFindingCode } from './policy.ts'
-export { AgentContextError, describeFailure, isValidRevision, MAX_REVISION_LENGTH, normalizeOffer, normalizeSelection } from './normalize.ts'
+export { AgentContextError, describeFailure, encodeInclude, isValidRevision, MAX_REVISION_LENGTH, normalizeOffer, normalizeSelection } from './normalize.ts'
 export type { AgentContextErrorCode, NormalizeInput, NormalizedProjection } from './normalize.ts'
-export { encodeInclude, pendingProjection, pendingProjectionOf, projectionEvents, requestMessagesFromLog } from './projection.ts'
+export { pendingProjection, pendingProjectionOf, projectionEvents, requestMessagesFromLog } from './projection.ts'
 export type { LoggedSession } from './projection.ts'
 export { diffRequest, opensRequest, replayRequests, RequestReplay } from './replay.ts'
 export { SurfaceFold } from './surface.ts'
+export type { NodesChange } from './surface.ts'
 export type { ComparableRequest, ReplayedRequest } from './replay.ts'
 export { firstRequestDivergence } from './received.ts'
 export type { RequestDivergence, RequestDivergenceCode } from './received.ts'

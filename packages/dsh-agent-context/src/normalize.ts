@@ -8,63 +8,46 @@ import { inspect } from 'node:util'
 import type { ContextSelection } from '@deepseek-ai/dsh-agent'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage, foldSurface } from '@deepseek-ai/dsh-session'
-import type { NodeIndex } from './nodes.ts'
+import type { NodeIndex } from './rules.ts'
 
 /**
- * The longest `revision` a listener may return, in characters as users count them (grapheme clusters: an emoji, a
- * flag or a letter with its accents is one); it is logged with every projected request.
+ * Encode included nodes as runs: one `[first seq, last seq]` pair per stretch of consecutive surface positions.
+ * @param surfaceSeqs - message-bearing surface seqs in surface order.
+ * @param positions - included positions, ascending.
+ * @returns `[first, last]` runs; a run selects exactly the surface nodes from its first seq through its last, in
+ * surface order (not a seq interval: after a replace the surface is not ordered by seq). `decodeProjection` decodes them.
  */
-export const MAX_REVISION_LENGTH = 200
-
-/** The most UTF-16 code units a revision may hold whatever its characters, so one cluster of stacked marks stays short. */
-const MAX_REVISION_UNITS = MAX_REVISION_LENGTH * 8
-
-/** The revision rule in words, for errors. */
-const REVISION_RULE = `a printable string of at most ${MAX_REVISION_LENGTH} characters (grapheme clusters; at most ${MAX_REVISION_UNITS} UTF-16 code units)`
-
-const UNPRINTABLE = /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u
-
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
-
-/**
- * Length as users count characters: grapheme clusters (`Intl.Segmenter`), so an emoji or a combined mark is one.
- * @param text - any string.
- * @returns its length in grapheme clusters.
- */
-function characterCount(text: string): number {
-  let count = 0
-  for (const _ of graphemes.segment(text)) count++
-  return count
+export function encodeInclude(surfaceSeqs: readonly number[], positions: readonly number[]): [number, number][] {
+  const runs: [number, number][] = []
+  for (let i = 0; i < positions.length; i++) {
+    const from = positions[i] as number
+    while (i + 1 < positions.length && positions[i + 1] === (positions[i] as number) + 1) i++
+    runs.push([surfaceSeqs[from] as number, surfaceSeqs[positions[i] as number] as number])
+  }
+  return runs
 }
 
+/** The longest `revision` a listener may return, in UTF-16 code units; it is logged with every projected request. */
+export const MAX_REVISION_LENGTH = 200
+
 /**
- * Whether the loop logs a `revision`: {@link REVISION_RULE} (no control characters, lone surrogates or line
- * separators). The loop's rule on write; readers take any revision string a log holds.
- * @param revision - the untrusted value.
+ * Whether the loop logs a `revision`: a string of at most {@link MAX_REVISION_LENGTH} code units. The loop's rule on
+ * write; readers take any revision string a log holds.
+ * @param revision - a listener's value (typed, but a plain-JavaScript listener may return anything).
  * @returns true for a valid revision.
  */
 export function isValidRevision(revision: unknown): revision is string {
-  return typeof revision === 'string' && revision.length <= MAX_REVISION_UNITS && !UNPRINTABLE.test(revision)
-    && (revision.length <= MAX_REVISION_LENGTH || characterCount(revision) <= MAX_REVISION_LENGTH)
-}
-
-/**
- * A refused revision as an error shows it: its first 40 UTF-16 code units with its size in the unit that refused it
- * ({@link isValidRevision}).
- * @param revision - a revision {@link isValidRevision} refused.
- * @returns what the error lists.
- */
-function refusedRevision(revision: string): string {
-  const size = revision.length > MAX_REVISION_UNITS ? `${revision.length} UTF-16 code units` : `${characterCount(revision)} characters`
-  return `${revision.slice(0, 40)}${revision.length > 40 ? '…' : ''} (${size})`
+  return typeof revision === 'string' && revision.length <= MAX_REVISION_LENGTH
 }
 
 /** Why a projection was refused. */
 export type AgentContextErrorCode =
   /** `include` names a seq that never was a message-bearing node of this agent's surface. */
   | 'unknown-seq'
-  /** `revision` is not a printable string of at most `MAX_REVISION_LENGTH` characters (`isValidRevision`). */
+  /** `revision` is not a string of at most `MAX_REVISION_LENGTH` code units (`isValidRevision`). */
   | 'invalid-revision'
+  /** More than one `agent/context` listener is in the agent's scope: one policy selects an agent's requests. */
+  | 'multiple-listeners'
   /** A listener threw or rejected. */
   | 'listener-failed'
   /** The surface changed while listeners ran, twice in a row. */
@@ -109,9 +92,7 @@ export class AgentContextError extends Error {
    * @param revision - the listener's `revision`, when it supplied a valid one.
    * @param values - the offending seqs, generations or refused revision; at most the first eight are shown.
    * @param detail - one sentence on what was wrong.
-   * @param failure - the thrown value behind `listener-failed`. It is kept on {@link AgentContextError.failure}, not
-   *   as `cause`: DSH logs a failed turn's error with its whole cause chain, and the message already names it once,
-   *   bounded.
+   * @param cause - the thrown value behind `listener-failed`.
    */
   constructor(
     readonly code: AgentContextErrorCode,
@@ -119,10 +100,10 @@ export class AgentContextError extends Error {
     readonly revision: string | undefined,
     readonly values: readonly (number | string)[],
     detail: string,
-    readonly failure?: unknown,
+    cause?: unknown,
   ) {
     const shown = values.length === 0 ? '' : `: ${values.slice(0, 8).map(value => typeof value === 'string' ? JSON.stringify(value) : String(value)).join(', ')}${values.length > 8 ? `, … (${values.length} in all)` : ''}`
-    super(`agent/context [${code}] for agent ${JSON.stringify(agent)}${revision === undefined ? '' : ` (revision ${JSON.stringify(revision)})`} ${detail}${shown}`)
+    super(`agent/context [${code}] for agent ${JSON.stringify(agent)}${revision === undefined ? '' : ` (revision ${JSON.stringify(revision)})`} ${detail}${shown}`, cause === undefined ? undefined : { cause })
   }
 }
 
@@ -156,8 +137,8 @@ export interface NormalizeInput {
 }
 
 /**
- * Validate and normalize one `agent/context` result. Its `revision`, if present, must be a printable string of at most
- * `MAX_REVISION_LENGTH` characters as users count them (`isValidRevision`): it is logged with the request. A seq a
+ * Validate and normalize one `agent/context` result. Its `revision`, if present, must be a string of at most
+ * `MAX_REVISION_LENGTH` code units (`isValidRevision`): it is logged with the request. A seq a
  * compaction replaced resolves to its replacement or is dropped (counted in `stale`); a seq that never was a node is
  * refused. Then duplicates go, `requiredSeqs` join, tool units close, the nearest user input joins when the first node
  * is not one ({@link NodeIndex.close}), and surface order is restored.
@@ -170,7 +151,10 @@ export function normalizeSelection(input: NormalizeInput, selection: ContextSele
   const { agent, index } = input
   const { include, revision } = selection
   if (revision !== undefined && !isValidRevision(revision)) {
-    throw new AgentContextError('invalid-revision', agent, undefined, [refusedRevision(revision)], `returned a revision that is not ${REVISION_RULE}`)
+    // A plain-JavaScript listener's value may be anything.
+    const value: unknown = revision
+    const shown = typeof value === 'string' ? `${value.slice(0, 40)}${value.length > 40 ? '…' : ''} (${value.length} code units)` : typeof value
+    throw new AgentContextError('invalid-revision', agent, undefined, [shown], `returned a revision that is not a string of at most ${MAX_REVISION_LENGTH} code units`)
   }
   const chosen: number[] = []
   const unknown: number[] = []

@@ -8,8 +8,8 @@
 
 import type { Message } from '@deepseek-ai/dsh-llm'
 import { isValidRevision, MAX_REVISION_LENGTH } from './normalize.ts'
-import type { NodeIndex } from './nodes.ts'
-import { isUserInput } from './nodes.ts'
+import type { NodeIndex } from './rules.ts'
+import { isUserInput } from './rules.ts'
 
 /** Which part of today's host policy a decoded projection does not meet. */
 export type PolicyFindingCode =
@@ -70,7 +70,7 @@ export function policyFinding(index: NodeIndex, included: readonly number[], rev
     return { code: 'opening', detail: `opens with seq ${index.seqs[first]}, which is not user input, although user input (seq ${index.seqs[index.firstInput]}) precedes it` }
   }
   if (revision !== undefined && !isValidRevision(revision)) {
-    return { code: 'revision', detail: `names a revision that is not a printable string of at most ${MAX_REVISION_LENGTH} characters` }
+    return { code: 'revision', detail: `names a revision that is not a string of at most ${MAX_REVISION_LENGTH} code units` }
   }
   return undefined
 }

@@ -7,24 +7,7 @@
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { projectedMessages } from './check.ts'
-import { contextNodes, NodeIndex } from './nodes.ts'
-
-/**
- * Encode included nodes as runs: one `[first seq, last seq]` pair per stretch of consecutive surface positions.
- * @param surfaceSeqs - message-bearing surface seqs in surface order.
- * @param positions - included positions, ascending.
- * @returns `[first, last]` runs; a run selects exactly the surface nodes from its first seq through its last, in
- * surface order (not a seq interval: after a replace the surface is not ordered by seq). `decodeProjection` decodes them.
- */
-export function encodeInclude(surfaceSeqs: readonly number[], positions: readonly number[]): [number, number][] {
-  const runs: [number, number][] = []
-  for (let i = 0; i < positions.length; i++) {
-    const from = positions[i] as number
-    while (i + 1 < positions.length && positions[i + 1] === (positions[i] as number) + 1) i++
-    runs.push([surfaceSeqs[from] as number, surfaceSeqs[positions[i] as number] as number])
-  }
-  return runs
-}
+import { contextNodes } from './nodes.ts'
 
 /**
  * The `request/projection` events of a log, in log order.
@@ -93,8 +76,9 @@ export function requestMessagesFromLog(session: LoggedSession): Message[] {
   if (pending === undefined) return session.deriveMessages()
   const eventAt = (seq: number): SessionEvent => events[seq] as SessionEvent
   const step = events.findLast((event): event is SessionEvent<'step/start'> => event.type === 'step/start')
-  const index = NodeIndex.forLog(contextNodes(surface.nodes, eventAt), events)
-  return projectedMessages(index, pending, {
+  const nodes = contextNodes(surface.nodes, eventAt)
+  const position = new Map(nodes.map((node, at) => [node.seq, at]))
+  return projectedMessages({ messages: nodes.map(node => node.message), position }, pending, {
     turn: step?.data.turn ?? -1,
     step: step?.data.step ?? -1,
     generation: surface.replaceGeneration,

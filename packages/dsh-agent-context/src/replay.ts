@@ -89,10 +89,11 @@ export class RequestReplay {
 
   private open(chunk: ChunkEvent): ReplayedRequest {
     const consumed = this.pending
-    const { index, generation } = this.surface
+    const { surface } = this
+    const { generation } = surface
     const messages = consumed === undefined
-      ? [...index.messages]
-      : projectedMessages(index, consumed, { turn: chunk.data.turn, step: chunk.data.step, generation, seq: chunk.seq })
+      ? [...surface.messages]
+      : projectedMessages(surface, consumed, { turn: chunk.data.turn, step: chunk.data.step, generation, seq: chunk.seq })
     return {
       turn: chunk.data.turn,
       step: chunk.data.step,
@@ -100,7 +101,7 @@ export class RequestReplay {
       messages,
       header: this.header,
       ...consumed === undefined ? {} : { projection: consumed.data },
-      surfaceNodes: index.length,
+      surfaceNodes: surface.messages.length,
       generation,
     }
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { decodeProjection } from '../src/check.ts'
-import { NodeIndex } from '../src/nodes.ts'
+import { NodeIndex } from '../src/rules.ts'
 import { policyFinding } from '../src/policy.ts'
 import { assistantMessage, toolResultMessage, twoTurns, userMessage } from './support.ts'
 

@@ -7,7 +7,7 @@ import type { ContextNode } from '@deepseek-ai/dsh-agent'
 import type { AssistantMessage, Message, ToolResultMessage, UserMessage } from '@deepseek-ai/dsh-llm'
 import { CallId, createAssistantMessage, createToolResultMessage, createUserMessage } from '@deepseek-ai/dsh-llm'
 import fc from 'fast-check'
-import { NodeIndex } from '../src/nodes.ts'
+import { NodeIndex } from '../src/rules.ts'
 
 export function userMessage(text: string): UserMessage {
   return createUserMessage({ content: [{ type: 'text', text }], source: { kind: 'user' } })

@@ -1,7 +1,7 @@
 import type { ContextNode } from '@deepseek-ai/dsh-agent'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { isUserInput, NodeIndex } from '../src/nodes.ts'
+import { isUserInput, NodeIndex } from '../src/rules.ts'
 import { assistantMessage, seqsFrom, surfaceArb, toolResultMessage, userMessage } from './support.ts'
 
 /** The host's rules written out plainly, as the oracle for `NodeIndex.close`. */
