@@ -103,7 +103,7 @@ type Callback = (...args: unknown[]) => unknown
  * it, the innermost `next()` calling `inner`.
  */
 function waterfall<T>(callbacks: Callback[], args: unknown[], inner: () => Promise<T>): Promise<T> {
-  // `events.dispatch` took the carrier and the name off `args`: the payload and `inner` are left.
+  // `events.dispatch` took the carrier and the name off `args`: the payload and the stand-in for `next()` are left.
   const rest = args.slice(0, -1)
   const next = (): Promise<T> => (callbacks.shift() ?? inner)(...rest, next) as Promise<T>
   return next()
@@ -174,12 +174,11 @@ function pass(agent: Agent, request: ProjectionRequest, observe: boolean): 'unhe
   const { turn, step, system, tools, signal } = request
   const { carrier, events } = dispatcherOf(agent)
   // Both payloads get the offer once a listener is found (the same objects, before any listener runs), so a step with
-  // none makes no offer; the innermost `next()` answers with it.
+  // none makes no offer. The last argument stands for the innermost `next()`, which `waterfall` is given once the
+  // offer it answers with is made.
   const payload: Record<string, unknown> = { agent, turn, step, system, tools, signal }
   const shown: Record<string, unknown> = { agent, turn, step, system, tools, signal }
-  let everything: ContextSelection | undefined
-  const inner = (): Promise<ContextSelection> => Promise.resolve(everything as ContextSelection)
-  const contextArgs: unknown[] = [carrier, 'agent/context', payload, inner]
+  const contextArgs: unknown[] = [carrier, 'agent/context', payload, undefined]
   const selecting = events.dispatch('waterfall', contextArgs) as Callback[]
   const observing = observe ? events.dispatch('serial', [carrier, 'agent/context-selected', shown]) as Callback[] : []
   // With no listener the request sends every node, as without the seam: decided without a promise of its own.
@@ -191,7 +190,7 @@ function pass(agent: Agent, request: ProjectionRequest, observe: boolean): 'unhe
     return Promise.reject(failure)
   }
   const offered = offer(agent)
-  everything = offered.everything
+  const inner = (): Promise<ContextSelection> => Promise.resolve(offered.everything)
   payload['generation'] = offered.generation
   payload['nodes'] = offered.nodes
   payload['requiredSeqs'] = offered.requiredSeqs
