@@ -5,7 +5,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { NodeIndex } from '../src/rules.ts'
 import type { AgentContextErrorCode } from '../src/normalize.ts'
-import { AgentContextError, describeFailure, MAX_REVISION_LENGTH, normalizeSelection } from '../src/normalize.ts'
+import { AgentContextError, describeFailure, encodeInclude, isValidRevision, MAX_REVISION_LENGTH, normalizeSelection } from '../src/normalize.ts'
 
 const userMessage = (text: string): UserMessage => createUserMessage({ content: [{ type: 'text', text }], source: { kind: 'user' } })
 const assistantMessage = (text: string, calls: readonly string[] = []) => createAssistantMessage({
@@ -109,6 +109,13 @@ describe('normalizeSelection errors', () => {
     expect(normalizeSelection(input, { include: [3], revision }).revision).toBe(revision)
   })
 
+  it('takes a revision of at most MAX_REVISION_LENGTH code units, whatever its characters', () => {
+    expect(isValidRevision('r'.repeat(MAX_REVISION_LENGTH))).toBe(true)
+    expect(isValidRevision('a\nb')).toBe(true)
+    expect(isValidRevision('🌊'.repeat(MAX_REVISION_LENGTH / 2 + 1))).toBe(false)
+    expect(isValidRevision(7)).toBe(false)
+  })
+
   it('lists each unknown seq once', () => {
     expect(refusal({ include: [3, 4, 999, 999] }).values).toEqual([4, 999])
   })
@@ -131,5 +138,14 @@ describe('describeFailure', () => {
     expect(describeFailure(trapped)).toBe('a thrown object that throws when it is described')
     const getter = Object.create(Error.prototype, { name: { get: trap } }) as Error
     expect(describeFailure(getter)).toBe('a thrown object that throws when it is described')
+  })
+})
+
+describe('encodeInclude', () => {
+  it('writes one [first, last] run per stretch of consecutive positions, naming seqs in surface order', () => {
+    // After a replace the surface [45, 37, 48, 50] is not ordered by seq; runs name positions' seqs.
+    expect(encodeInclude([45, 37, 48, 50], [1, 2])).toEqual([[37, 48]])
+    expect(encodeInclude([45, 37, 48, 50], [0, 2, 3])).toEqual([[45, 45], [48, 50]])
+    expect(encodeInclude([45, 37, 48, 50], [])).toEqual([])
   })
 })

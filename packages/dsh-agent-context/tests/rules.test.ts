@@ -1,8 +1,9 @@
 import type { ContextNode } from '@deepseek-ai/dsh-agent'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { isUserInput, NodeIndex } from '../src/rules.ts'
-import { assistantMessage, seqsFrom, surfaceArb, toolResultMessage, userMessage } from './support.ts'
+import type { SessionEvent } from '@deepseek-ai/dsh-session'
+import { isUserInput, NodeIndex, openTurnStart, standingSource } from '../src/rules.ts'
+import { assistantMessage, seqsFrom, surfaceArb, toolResultMessage, twoTurns, userMessage } from './support.ts'
 
 /** The host's rules written out plainly, as the oracle for `NodeIndex.close`. */
 function expectedInclude(nodes: readonly ContextNode[], units: readonly (readonly number[])[], seqs: readonly number[]): number[] {
@@ -87,6 +88,21 @@ describe('NodeIndex.required', () => {
     source: { kind, ...form === undefined ? {} : { form }, ...fields },
   }) as unknown as ReturnType<typeof userMessage>
   const cleared = (plugin: string) => ({ ...userMessage('none'), source: { kind: 'plugin', plugin } }) as unknown as ReturnType<typeof userMessage>
+
+  it('reads standing context off the declared form, keyed by producer: instructions, catalogs and snapshots stand', () => {
+    expect(standingSource(produced('agent-instructions', 'AGENTS.md', 'instructions'))).toBe('agent-instructions')
+    expect(standingSource(produced('skill-catalog', 'skills', 'catalog'))).toBe('skill-catalog')
+    expect(standingSource(snapshot('time-context', '09:00'))).toBe('plugin:time-context')
+    expect(standingSource(produced('plugin', 'a notice', 'notice', { plugin: 'jobs' }))).toBeUndefined()
+    expect(standingSource(userMessage('q'))).toBeUndefined()
+  })
+
+  it('is the open turn\'s input, the continuing unit and the tail, the open turn read back from the newest turn/start', () => {
+    expect(twoTurns().requiredSeqs()).toEqual([4, 5, 6])
+    const events = ['turn/start', 'user/message', 'turn/start', 'user/message'].map((type, seq) => ({ type, seq })) as unknown as SessionEvent[]
+    expect(openTurnStart(events.length, seq => events[seq])).toBe(2)
+    expect(openTurnStart(0, () => undefined)).toBe(-1)
+  })
 
   it('is the open turn\'s user input, standing context, the continuing unit and the tail', () => {
     const index = NodeIndex.of([
