@@ -29,7 +29,7 @@ function widenAll(agent: Agent): void {
   agent.ctx.on('agent/context', async ({ nodes, turn }, next): Promise<ContextSelection> => {
     const from = oldestKeptTurnStart(agent.session.events, turn, 2)
     const inner = (await next()).include.filter(seq => seq > from)
-    return { include: [...inner, ...nodes.map(node => node.seq)], revision: 'widened' }
+    return { include: [...inner, ...nodes.map(node => node.seq)], revision: 'last-2-turns+widen-all' }
   })
 }
 

@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest'
 import { expectAgentVerifies, verifyEvents } from './support.ts'
 
 type Behaviour =
-  | { readonly kind: 'select'; readonly picks: readonly number[]; readonly revision?: string }
+  | { readonly kind: 'select'; readonly picks: readonly number[]; readonly revision: string }
   | { readonly kind: 'not-seq'; readonly seq: number }
   | { readonly kind: 'foreign-seq'; readonly beyond: number }
   | { readonly kind: 'event-seq' }
@@ -23,7 +23,7 @@ type Behaviour =
   | { readonly kind: 'throw' | 'reject' | 'mutate' }
 
 const behaviourArb: fc.Arbitrary<Behaviour> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('select' as const), picks: fc.array(fc.nat(), { maxLength: 12 }), revision: fc.string() }, { requiredKeys: ['kind', 'picks'] }) },
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('select' as const), picks: fc.array(fc.nat(), { maxLength: 12 }), revision: fc.string({ maxLength: 40 }) }) },
   { weight: 2, arbitrary: fc.oneof(fc.constantFrom(NaN, -1, Infinity, -Infinity, Number.MAX_SAFE_INTEGER + 2), fc.double({ noInteger: true })).map(seq => ({ kind: 'not-seq' as const, seq })) },
   { weight: 1, arbitrary: fc.nat({ max: 1_000 }).map(beyond => ({ kind: 'foreign-seq' as const, beyond })) },
   { weight: 1, arbitrary: fc.constant({ kind: 'event-seq' as const }) },
@@ -53,10 +53,10 @@ async function act(
 ): Promise<ContextSelection | number> {
   const all = await next()
   switch (behaviour.kind) {
-    case 'select': return { include: behaviour.picks.map(i => nodes[i % nodes.length]!.seq), ...behaviour.revision === undefined ? {} : { revision: behaviour.revision } }
-    case 'not-seq': return { include: [...all.include, behaviour.seq] }
-    case 'foreign-seq': return { include: [...all.include, events.length + behaviour.beyond] }
-    case 'event-seq': return { include: [events.findLast(event => event.type === 'step/start')!.seq] }
+    case 'select': return { include: behaviour.picks.map(i => nodes[i % nodes.length]!.seq), revision: behaviour.revision }
+    case 'not-seq': return { include: [...all.include, behaviour.seq], revision: 'not-seq' }
+    case 'foreign-seq': return { include: [...all.include, events.length + behaviour.beyond], revision: 'foreign-seq' }
+    case 'event-seq': return { include: [events.findLast(event => event.type === 'step/start')!.seq], revision: 'event-seq' }
     case 'revision': return { include: all.include, revision: behaviour.value }
     case 'throw': throw new Error('listener bug')
     case 'reject': return Promise.reject(new Error('listener rejected'))

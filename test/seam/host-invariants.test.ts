@@ -129,7 +129,7 @@ describe('selection only (invariant 3)', () => {
           mutations.push((error as Error).name)
         }
       }
-      return { ...all, include: all.include.slice(-1), messages: [forged.message] } as ContextSelection
+      return { ...all, include: all.include.slice(-1), revision: 'last-1', messages: [forged.message] } as ContextSelection
     })
     await loop.say(agent, 'first')
     await loop.say(agent, 'second')

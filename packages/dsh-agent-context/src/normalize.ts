@@ -46,6 +46,8 @@ export type AgentContextErrorCode =
   | 'unknown-seq'
   /** `revision` is not a string of at most `MAX_REVISION_LENGTH` code units (`isValidRevision`). */
   | 'invalid-revision'
+  /** A selection of fewer than every node has no `revision`: the logged projection would not name its policy. */
+  | 'missing-revision'
   /** More than one `agent/context` listener is in the agent's scope: one policy selects an agent's requests. */
   | 'multiple-listeners'
   /** A listener threw or rejected. */
@@ -137,8 +139,9 @@ export interface NormalizeInput {
 }
 
 /**
- * Validate and normalize one `agent/context` result. Its `revision`, if present, must be a string of at most
- * `MAX_REVISION_LENGTH` code units (`isValidRevision`): it is logged with the request. A seq a
+ * Validate and normalize one `agent/context` result. Its `revision` must be a string of at most `MAX_REVISION_LENGTH`
+ * code units (`isValidRevision`), and is required unless the selection, once closed, is every node: it is logged with
+ * the request to name the policy that chose. A seq a
  * compaction replaced resolves to its replacement or is dropped (counted in `stale`); a seq that never was a node is
  * refused. Then duplicates go, `requiredSeqs` join, tool units close, the nearest user input joins when the first node
  * is not one ({@link NodeIndex.close}), and surface order is restored.
@@ -184,6 +187,9 @@ export function normalizeSelection(input: NormalizeInput, selection: ContextSele
     if (at !== undefined) chosen.push(at)
   }
   const positions = index.close(chosen)
+  if (revision === undefined && positions.length !== index.length) {
+    throw new AgentContextError('missing-revision', agent, undefined, [], 'returned a selection of fewer than every node without a revision, which the logged projection names its policy by')
+  }
   return {
     include: positions.map(at => index.seqs[at] as number),
     positions,

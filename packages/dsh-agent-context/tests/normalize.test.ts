@@ -31,15 +31,20 @@ describe('normalizeSelection', () => {
   const seqs = nodes.map(node => node.seq)
   const seqArb = fc.array(fc.constantFrom(...seqs), { maxLength: 20 })
 
-  it('returns NodeIndex.close of include ∪ requiredSeqs, with the revision, counting nothing stale', () => {
+  it('returns NodeIndex.close of include ∪ requiredSeqs, with the revision (required unless every node), counting nothing stale', () => {
     const caseArb = fc.record({
       include: seqArb,
       required: fc.array(fc.constantFrom(...seqs), { maxLength: 3 }),
       revision: fc.option(fc.string({ unit: 'grapheme-ascii', maxLength: 30 }), { nil: undefined }),
     })
     fc.assert(fc.property(caseArb, ({ include, required, revision }) => {
-      const result = normalizeSelection({ agent: 'a1', index, requiredSeqs: required }, revision === undefined ? { include } : { include, revision })
+      const select = (): ReturnType<typeof normalizeSelection> => normalizeSelection({ agent: 'a1', index, requiredSeqs: required }, revision === undefined ? { include } : { include, revision })
       const positions = index.close([...include, ...required].map(seq => index.position.get(seq) as number))
+      if (revision === undefined && positions.length < nodes.length) {
+        expect(select).toThrow(expect.objectContaining({ code: 'missing-revision' }))
+        return
+      }
+      const result = select()
       expect(result.positions).toEqual(positions)
       expect(result.include).toEqual(positions.map(at => seqs[at]))
       expect(result.isDefault).toBe(positions.length === nodes.length)
@@ -58,9 +63,15 @@ describe('stale seqs', () => {
   const resolve = (seq: number): number | null | undefined => seq === 1 ? 40 : seq === 2 ? null : undefined
 
   it('resolves a replaced seq to its replacement and drops one whose replacement is gone, counting both', () => {
-    const result = normalizeSelection({ agent: 'a1', index: NodeIndex.of(nodes), requiredSeqs: [32], resolve }, { include: [1, 2, 32] })
+    const result = normalizeSelection({ agent: 'a1', index: NodeIndex.of(nodes), requiredSeqs: [32], resolve }, { include: [1, 2, 32], revision: 'r' })
     expect(result.include).toEqual([40, 32])
     expect(result.stale).toBe(2)
+  })
+
+  it('refuses a selection of fewer than every node without a revision, and takes every node without one', () => {
+    const input = { agent: 'a1', index: NodeIndex.of(nodes), requiredSeqs: [32] }
+    expect(() => normalizeSelection(input, { include: [32] })).toThrow(expect.objectContaining({ code: 'missing-revision', revision: undefined }))
+    expect(normalizeSelection(input, { include: [40, 31] }).isDefault).toBe(true)
   })
 
   it('still refuses a seq that never was a node', () => {
