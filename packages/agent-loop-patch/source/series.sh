@@ -18,7 +18,8 @@
 #                              carry them (a rebase onto base in DIR)
 #   series.sh catalogs DIR     in a whole, installed monorepo checkout of the series: regenerate, at each step's
 #                              docs commit, the catalogs and graphs DSH generates from sources (cordis catalog, doc
-#                              graphs, config catalog) with DSH's own generators, amending the docs commits
+#                              graphs, config and persistence catalogs, module graph) with DSH's own generators,
+#                              amending the docs commits
 #   series.sh export DIR       sync, then write DIR's commits after base back as the series, split into step folders
 #   series.sh apply DIR [--steps N] [PATH...]
 #                              copy the snapshot to DIR, `git apply --check` then apply the first N steps (default
@@ -125,6 +126,7 @@ catalogs_commit() {
   pnpm run -s gen-doc-graphs >/dev/null
   pnpm run -s gen-config-catalog >/dev/null
   pnpm run -s gen-persistence-catalog >/dev/null
+  pnpm run -s gen-module-graph >/dev/null
   local matrix=docs/event-producer-consumer catalog=docs/persistence-catalog
   node "$here/zh-rows.ts" "$matrix.md" "$matrix.zh.md"
   node "$here/zh-sites.ts" "$catalog.md" "$catalog.zh.md"

@@ -88,7 +88,7 @@ export class UsageCalibration {
   /**
    * Fold the events appended since the last call.
    * @param length - the log length, grown since the last call (`Session.seq`).
-   * @param eventAt - the event of a seq (`sessionEventAt`, or an array's index).
+   * @param eventAt - the event of a seq (a log's events by seq).
    * @returns the newest request the log records.
    * @throws {ReplayError} when a projection the log records does not match its request.
    */

@@ -194,7 +194,8 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const { session } = agent
     const judged = this.judged.get(agent)
     this.judged.delete(agent)
-    if (judged === undefined || judged.generation !== session.surface.replaceGeneration || judged.include.length === judged.surfaceNodes) return undefined
+    const stale = judged === undefined || judged.generation !== session.surface.replaceGeneration
+    if (stale || judged.include.length === judged.surfaceNodes) return undefined
     const included = new Set(judged.include)
     const pruned = this.prune(session, included)
     const sent = sentAfterPrune(included, pruned)
