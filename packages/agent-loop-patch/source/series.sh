@@ -119,19 +119,24 @@ sync_commit() {
 
 # Run inside a whole, installed checkout after each step's docs commit during `catalogs` (git rebase --exec): DSH's own
 # generators for the catalogs and graphs the step's sources feed, the reviewed zh sides brought along (the event
-# matrix's rows and the persistence catalog's declaration sites are the English ones), the pair records they touch
-# re-recorded, then amend the commit.
+# matrix's rows, the persistence catalog's declaration sites and the module graph are the English ones), the pair
+# records they touch re-recorded, then amend the commit.
 catalogs_commit() {
   pnpm run -s gen-cordis-catalog >/dev/null
   pnpm run -s gen-doc-graphs >/dev/null
   pnpm run -s gen-config-catalog >/dev/null
   pnpm run -s gen-persistence-catalog >/dev/null
   pnpm run -s gen-module-graph >/dev/null
-  local matrix=docs/event-producer-consumer catalog=docs/persistence-catalog
+  local matrix=docs/event-producer-consumer catalog=docs/persistence-catalog graph=docs/module-graph
   node "$here/zh-rows.ts" "$matrix.md" "$matrix.zh.md"
   node "$here/zh-sites.ts" "$catalog.md" "$catalog.zh.md"
+  # The module graph's diagram and table are the same in both languages: the zh side takes the English side's change.
+  if ! git diff --quiet HEAD^ -- "$graph.md"; then
+    git show "HEAD^:$graph.zh.md" > "$graph.zh.md"
+    git diff HEAD^ -- "$graph.md" | sed "s#$graph.md#$graph.zh.md#g" | git apply
+  fi
   local doc
-  for doc in "$matrix" "$catalog"; do
+  for doc in "$matrix" "$catalog" "$graph"; do
     if ! git diff --quiet HEAD^ -- "$doc.md" "$doc.zh.md"; then
       pnpm run -s verify-translation-pairing --write "$doc" >/dev/null
     fi
