@@ -266,7 +266,7 @@ async function project(agent: Agent, request: ProjectionRequest, first: Exclude<
     step: request.step,
     generation: current.generation,
     include: encodeInclude(index.seqs, projection.positions),
-    ...projection.revision === undefined ? {} : { revision: projection.revision },
+    revision: projection.revision,
     surfaceNodes: index.length,
     includedNodes: projection.include.length,
     ...projection.stale === 0 ? {} : { stale: projection.stale },

@@ -109,19 +109,23 @@ export class AgentContextError extends Error {
   }
 }
 
-/** A validated selection: every listed seq is a current node, in surface order, closed under the host's rules. */
-export interface NormalizedProjection {
+/**
+ * A validated selection: every listed seq is a current node, in surface order, closed under the host's rules. A
+ * selection of fewer than every node carries the revision the host logs it with.
+ */
+export type NormalizedProjection = {
   /** Included seqs in surface order, without duplicates, with the required seqs, whole tool units and a user opening. */
   readonly include: readonly number[]
   /** Their positions in the index, ascending. */
   readonly positions: readonly number[]
-  /** The listener's revision label. */
-  readonly revision?: string
   /** How many listener seqs named nodes a compaction replaced (resolved to their replacement or dropped). */
   readonly stale: number
-  /** Whether every node is included: the request equals the one built with no listener and nothing is logged. */
-  readonly isDefault: boolean
-}
+} & (
+  /** Every node: the request equals the one built with no listener and nothing is logged. */
+  | { readonly isDefault: true; readonly revision?: string }
+  /** Fewer nodes, logged with the listener's revision label. */
+  | { readonly isDefault: false; readonly revision: string }
+)
 
 /** What the normalizer checks a listener result against. */
 export interface NormalizeInput {
@@ -156,7 +160,7 @@ export function normalizeSelection(input: NormalizeInput, selection: ContextSele
   if (revision !== undefined && !isValidRevision(revision)) {
     // A plain-JavaScript listener's value may be anything.
     const value: unknown = revision
-    const shown = typeof value === 'string' ? `${value.slice(0, 40)}${value.length > 40 ? '…' : ''} (${value.length} code units)` : typeof value
+    const shown = typeof value === 'string' ? `${value.slice(0, 40)}… (${value.length} code units)` : typeof value
     throw new AgentContextError('invalid-revision', agent, undefined, [shown], `returned a revision that is not a string of at most ${MAX_REVISION_LENGTH} code units`)
   }
   const chosen: number[] = []
@@ -187,16 +191,12 @@ export function normalizeSelection(input: NormalizeInput, selection: ContextSele
     if (at !== undefined) chosen.push(at)
   }
   const positions = index.close(chosen)
-  if (revision === undefined && positions.length !== index.length) {
+  const included = positions.map(at => index.seqs[at] as number)
+  if (positions.length === index.length) return { include: included, positions, ...revision === undefined ? {} : { revision }, stale, isDefault: true }
+  if (revision === undefined) {
     throw new AgentContextError('missing-revision', agent, undefined, [], 'returned a selection of fewer than every node without a revision, which the logged projection names its policy by')
   }
-  return {
-    include: positions.map(at => index.seqs[at] as number),
-    positions,
-    ...revision === undefined ? {} : { revision },
-    stale,
-    isDefault: positions.length === index.length,
-  }
+  return { include: included, positions, revision, stale, isDefault: false }
 }
 
 /**
