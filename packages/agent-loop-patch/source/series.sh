@@ -200,6 +200,10 @@ case "${1:-}" in
   export)
     [ $# -eq 2 ] || die 'usage: series.sh export DIR'
     sync "$2"
+    # The series carries one author and one date: the identity of the machine that made a commit never leaves it.
+    foreign=$(git -C "$2" log --format='%h %an <%ae>' base..HEAD | grep -vF " $GIT_AUTHOR_NAME <$GIT_AUTHOR_EMAIL>" || true)
+    [ -z "$foreign" ] || die "commits by another author than the series': $foreign"
+    [ "$(git -C "$2" log --format=%aI base..HEAD | sort -u | wc -l)" -le 1 ] || die "the series' commits carry more than one author date"
     commits=$(git -C "$2" rev-list --reverse base..HEAD)
     base=base
     for entry in "${STEPS[@]}"; do
