@@ -192,7 +192,9 @@ export function normalizeSelection(input: NormalizeInput, selection: ContextSele
   }
   const positions = index.close(chosen)
   const included = positions.map(at => index.seqs[at] as number)
-  if (positions.length === index.length) return { include: included, positions, ...revision === undefined ? {} : { revision }, stale, isDefault: true }
+  if (positions.length === index.length) {
+    return { include: included, positions, ...revision === undefined ? {} : { revision }, stale, isDefault: true }
+  }
   if (revision === undefined) {
     throw new AgentContextError('missing-revision', agent, undefined, [], 'returned a selection of fewer than every node without a revision, which the logged projection names its policy by')
   }

@@ -83,7 +83,8 @@ describe('requestMessagesFromLog', () => {
       .toThrow(/turn 1 step 2, but the request is turn 1 step 1/)
     expect(() => requestMessagesFromLog(withPending(select([[2, 4]], 3, 2)))).toThrow(expect.objectContaining({ code: 'projection-counts' }))
     expect(() => requestMessagesFromLog(withPending(select([[1, 4]], 3, 3)))).toThrow(expect.objectContaining({ code: 'foreign-seq' }))
-    expect(() => requestMessagesFromLog(withPending(select([[2, 9]], 3, 3)))).toThrow(/run \[2, 9\] names seq 9, which is not a message-bearing node/)
+    expect(() => requestMessagesFromLog(withPending(select([[2, 9]], 3, 3))))
+      .toThrow(/run \[2, 9\] names seq 9, which is not a message-bearing node/)
     expect(() => requestMessagesFromLog(withPending(select([[3, 4], [2, 2]], 3, 3)))).toThrow(expect.objectContaining({ code: 'unordered-ranges' }))
   })
 
