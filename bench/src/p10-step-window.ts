@@ -127,8 +127,8 @@ export async function benchStepWindow(quick: boolean, log: (line: string) => voi
     },
     notes: [
       `Surface nodes at the end: stock ${nodes[0]}, patched ${nodes[1]}, with the listener ${nodes[2]}.`,
-      'With no listener in the agent\'s scope the patched step asks cordis which listeners `agent/context` has '
-        + '(`ctx.events.dispatch`) and returns `session.deriveMessages()`, as stock does. '
+      'With no listener in the agent\'s scope the patched step asks cordis which listeners `agent/context` and '
+        + '`agent/context-selected` have (`ctx.events.dispatch`, once each) and returns `session.deriveMessages()`, as stock does. '
         + 'With a listener the host offers nodes from a surface fold it keeps in step with the log through `session/event` '
         + '(the log is read once, when following starts) and offers the fold\'s own node and seq lists, copying neither, so '
         + 'its part does not grow with the log; the listener\'s whole window stays below stock\'s at 100,000 events because '
