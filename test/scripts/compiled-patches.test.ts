@@ -19,7 +19,7 @@ function addedLines(patch: string, path: string): string[] {
 describe('the compiled patches carry the seam (drift check: `node packages/agent-loop-patch/source/compiled.ts write` rebuilds them)', () => {
   it.each(packages.map((p) => [p.name, p] as const))('%s: every copy the workspace builds, byte for byte, and no other new file', (_, pkg) => {
     const added = addedFiles(readFileSync(patchFile(pkg.name, pkg.version), 'utf8'))
-    expect([...added.keys()].sort()).toEqual(pkg.files.map((f) => f.path).sort())
+    expect([...added.keys()].sort()).toEqual([...pkg.files.map((f) => f.path), ...pkg.hand].sort())
     for (const file of pkg.files) expect(added.get(file.path), file.path).toBe(file.text)
   })
 
@@ -59,5 +59,21 @@ describe('the compiled patches carry the seam (drift check: `node packages/agent
         for (const type of names.types) expect(declared, `${name}: ${type}`).toMatch(new RegExp(`export \\{[^}]*\\btype ${type}\\b`))
       }
     }
+  })
+
+  it('dsh-compaction-basic\'s root exports what stock\'s does; its `./projection` entry exports the engine and its config, the copies\' own values', async () => {
+    const root = (await import('@deepseek-ai/dsh-compaction-basic')) as Record<string, unknown>
+    const stock = (await import(pathToFileURL(join(ROOT, 'stock/node_modules/@deepseek-ai/dsh-compaction-basic/lib/index.js')).href)) as Record<string, unknown>
+    expect(Object.keys(root).sort()).toEqual(Object.keys(stock).sort())
+    const projection = (await import('@deepseek-ai/dsh-compaction-basic/projection')) as Record<string, unknown>
+    expect(Object.keys(projection).sort()).toEqual(['ProjectionAwareCompactionEngine', 'ProjectionCompactionConfig', 'default'])
+    const folder = dirname(require.resolve('@deepseek-ai/dsh-compaction-basic/package.json'))
+    const engine = (await import(pathToFileURL(join(folder, 'lib/projection-engine.js')).href)) as Record<string, unknown>
+    expect(projection.default).toBe(engine.ProjectionAwareCompactionEngine)
+    expect(projection.ProjectionAwareCompactionEngine).toBe(engine.ProjectionAwareCompactionEngine)
+    // The engine subclasses the root's own class (one module instance), so the basic engine's warn-once policy holds.
+    expect(Object.getPrototypeOf(engine.ProjectionAwareCompactionEngine)).toBe(root.BasicCompactionEngine)
+    const declared = readFileSync(join(folder, 'lib/types/index.d.ts'), 'utf8')
+    expect(declared).not.toMatch(/conversationTarget|resolveTargetPolicy|targetCompactSpec|projection/)
   })
 })

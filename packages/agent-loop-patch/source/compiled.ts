@@ -2,15 +2,18 @@
  * The seam's modules as the compiled npm patches carry them, so that no patched DSH package imports a workspace
  * package.
  *
- * Every workspace module the source series places in dsh-session or dsh-agent-loop ({@link TARGETS}, {@link BOUND})
- * is copied from its built `lib/` output (JavaScript and declarations) under the file name the series
+ * Every workspace module the source series places in dsh-session, dsh-agent-loop or dsh-compaction-basic
+ * ({@link TARGETS}) is copied from its built `lib/` output (JavaScript and declarations) under the file name the series
  * gives it, with its imports pointed inside DSH: a workspace module to its copy (a sibling file in the same package,
  * else dsh-session, whose entry exports what another package's copy imports), a workspace package's name to the copy
- * of the module exporting it, and a name of the copy's own package to the compiled file of the unmodified npm package that exports it (the package's
- * bundle re-exports the copies, so importing the bundle from a copy would be a cycle). The patched packages' entry
- * points export the public names ({@link PUBLIC}), so the seam's API is the series' own.
+ * of the module exporting it, and a name of the copy's own package to the compiled file of the unmodified npm package
+ * that exports it (the session's and the loop's bundles re-export their copies, so importing the bundle from a copy
+ * would be a cycle). A workspace module the series replaces by a hand-written one ({@link BOUND}) is not copied: the
+ * patch's hand-written hunks carry that module. The patched packages' entry points export the public names
+ * ({@link PUBLIC}), so the seam's API is the series' own; compaction-basic's copies are reached through its
+ * `./projection` entry, a hand-written hunk as in the series.
  *
- * Usage: node compiled.ts write   rebuilds the dsh-session and dsh-agent-loop patches in patches/ from the built
+ * Usage: node compiled.ts write   rebuilds the dsh-session, dsh-agent-loop and dsh-compaction-basic patches in patches/ from the built
  *                                 workspace (`pnpm -r build` first) with `pnpm patch` and `pnpm patch-commit`
  *        node compiled.ts fill <package> <dir>   refreshes the copies in a folder `pnpm patch` prepared, for a
  *                                 hand-written hunk edited there before `pnpm patch-commit <dir>`
@@ -24,7 +27,7 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
-import { BOUND, exportingModule, LOOP, PUBLIC, SESSION, TARGETS } from './generate.ts'
+import { BASIC, BOUND, exportingModule, LOOP, PUBLIC, SESSION, TARGETS } from './generate.ts'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..')
 const VERSION = '0.1.0-rc.8'
@@ -40,6 +43,10 @@ interface Place {
   readonly packed?: string
   /** The line each entry point gains for a copy, or none. */
   readonly entries: Readonly<Record<string, (copy: Placed) => string | undefined>>
+  /** Whether the package's root bundle re-exports the copies, so a copy may not import it. */
+  readonly reexports: boolean
+  /** Files the patch's hand-written hunks add, which a refill keeps. */
+  readonly hand?: readonly string[]
 }
 
 /**
@@ -73,6 +80,7 @@ const PLACES: Readonly<Record<string, Place>> = {
       'lib/index.js': (copy) => publicLine(SESSION, copy, '.js', `./types/${copy.file}.js`),
       'lib/types/index.d.ts': (copy) => publicLine(SESSION, copy, '.d.ts', `./${copy.file}.js`),
     },
+    reexports: true,
   },
   // The loop's API gains its error only.
   [LOOP]: {
@@ -84,6 +92,17 @@ const PLACES: Readonly<Record<string, Place>> = {
       'lib/index.js': (copy) => publicLine(LOOP, copy, '.js', `./${copy.file}.js`),
       'lib/types/index.d.ts': (copy) => publicLine(LOOP, copy, '.d.ts', `./${copy.file}.js`),
     },
+    reexports: true,
+  },
+  // Compaction's root gains nothing: the projection-aware engine is its `./projection` entry.
+  [`${BASIC}/src`]: {
+    name: '@deepseek-ai/dsh-compaction-basic',
+    lib: 'lib',
+    types: 'lib/types',
+    packed: 'lib/projection*.js',
+    entries: {},
+    reexports: false,
+    hand: ['lib/config.js', 'lib/projection.js', 'lib/types/projection.d.ts'],
   },
 }
 
@@ -109,30 +128,34 @@ export interface CompiledPackage {
   readonly packed: string | undefined
   /** Lines each entry point gains (one per copy, in copy order). */
   readonly entries: Readonly<Record<string, readonly string[]>>
+  /** Files the patch's hand-written hunks add. */
+  readonly hand: readonly string[]
 }
 
 interface Placed {
   readonly source: string
   readonly place: Place
   readonly file: string
+  /** A module the patch's hand-written hunks carry ({@link BOUND}): imported by the copies, not copied. */
+  readonly bound: boolean
 }
 
 /** Every placed workspace module with the copy's base name: a series file of several modules names the later ones `<file>-<module>`. */
 function placements(): Map<string, Placed> {
   const placed = new Map<string, Placed>()
-  const put = (source: string, folder: string, file: string) => {
+  const put = (source: string, folder: string, file: string, bound: boolean) => {
     const place = PLACES[folder]
-    if (place !== undefined) placed.set(source, { source, place, file })
+    if (place !== undefined) placed.set(source, { source, place, file, bound })
   }
   for (const target of TARGETS) {
     const folder = posix.dirname(target.file)
     const file = posix.basename(target.file, '.ts')
-    target.from.forEach(([source], i) => put(source, folder, i === 0 ? file : `${file}-${posix.basename(source, '.ts')}`))
+    target.from.forEach(([source], i) => put(source, folder, i === 0 ? file : `${file}-${posix.basename(source, '.ts')}`, false))
   }
   for (const [source, byPackage] of Object.entries(BOUND)) {
     for (const [name, file] of Object.entries(byPackage)) {
       const folder = posix.dirname(file)
-      if (PLACES[folder]?.name === name) put(source, folder, posix.basename(file, '.ts'))
+      if (PLACES[folder]?.name === name) put(source, folder, posix.basename(file, '.ts'), true)
     }
   }
   return placed
@@ -142,15 +165,16 @@ function stockFolder(name: string): string {
   return join(ROOT, 'stock/node_modules', name)
 }
 
-/** The compiled file of the unmodified npm package (under `lib`) that exports each name. */
+/** The compiled file of the unmodified npm package (under `lib`) that exports each name; its root bundle only when that does not re-export the copies. */
 function exportersOf(place: Place): Map<string, string> {
   const exporters = new Map<string, string>()
   const folder = join(stockFolder(place.name), place.lib)
-  for (const file of readdirSync(folder).filter((f) => f.endsWith('.js') && f !== 'index.js').sort()) {
+  const files = readdirSync(folder).filter((f) => f.endsWith('.js') && f !== 'index.js').sort()
+  for (const file of place.reexports ? files : [...files, 'index.js']) {
     const text = readFileSync(join(folder, file), 'utf8')
-    for (const [, name] of text.matchAll(/^export (?:async )?(?:function\*?|class|const|let|var) ([\w$]+)/gm)) {
-      if (!exporters.has(name!)) exporters.set(name!, file)
-    }
+    const declared = [...text.matchAll(/^export (?:async )?(?:function\*?|class|const|let|var) ([\w$]+)/gm)].map((m) => m[1]!)
+    const listed = [...text.matchAll(/^export \{([^}]*)\}/gm)].flatMap((m) => m[1]!.split(',').map((e) => e.trim().split(/\s+as\s+/).at(-1)!))
+    for (const name of [...declared, ...listed]) if (name !== '' && !exporters.has(name)) exporters.set(name, file)
   }
   return exporters
 }
@@ -232,7 +256,7 @@ export function compiledPackages(): CompiledPackage[] {
   const placed = placements()
   return Object.values(PLACES).map((place) => {
     const exporters = exportersOf(place)
-    const copies = [...placed.values()].filter((p) => p.place === place)
+    const copies = [...placed.values()].filter((p) => p.place === place && !p.bound)
     const files: CompiledFile[] = []
     for (const copy of copies) {
       files.push({ path: `${place.lib}/${copy.file}.js`, text: relink(copy, '.js', placed, exporters) })
@@ -242,7 +266,7 @@ export function compiledPackages(): CompiledPackage[] {
       entry,
       copies.flatMap((c) => line(c) ?? []),
     ]))
-    return { name: place.name, version: VERSION, files, packed: place.packed, entries }
+    return { name: place.name, version: VERSION, files, packed: place.packed, entries, hand: place.hand ?? [] }
   })
 }
 
@@ -275,8 +299,8 @@ export function addedFiles(patch: string): Map<string, string> {
  * its entry points' export lines.
  */
 export function fill(pkg: CompiledPackage, dir: string): void {
-  const previous = addedFiles(readFileSync(patchFile(pkg.name, pkg.version), 'utf8'))
-  for (const path of previous.keys()) if (existsSync(join(dir, path))) unlinkSync(join(dir, path))
+  const previous = [...addedFiles(readFileSync(patchFile(pkg.name, pkg.version), 'utf8')).keys()].filter((path) => !pkg.hand.includes(path))
+  for (const path of previous) if (existsSync(join(dir, path))) unlinkSync(join(dir, path))
   for (const file of pkg.files) writeFileSync(join(dir, file.path), file.text)
   if (pkg.packed !== undefined) {
     const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { files: string[] }
@@ -285,7 +309,7 @@ export function fill(pkg: CompiledPackage, dir: string): void {
       writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`)
     }
   }
-  const stale = [...previous.keys()].map((p) => `/${posix.basename(p).replace(/\.(d\.ts|js)$/, '')}.js`)
+  const stale = previous.map((p) => `/${posix.basename(p).replace(/\.(d\.ts|js)$/, '')}.js`)
   for (const [entry, wanted] of Object.entries(pkg.entries)) {
     const text = readFileSync(join(dir, entry), 'utf8')
     const lines = text.split('\n')

@@ -24,7 +24,7 @@ const COMPACTION = 'packages/compaction-effective-projection'
 const CORE_TESTS = 'packages/dsh-agent-context/tests'
 export const SESSION = 'packages/core/session/src'
 export const LOOP = 'packages/core/agent-loop/src'
-const BASIC = 'packages/compaction/compaction-basic'
+export const BASIC = 'packages/compaction/compaction-basic'
 
 /** The DSH package (name and folder) of each folder a generated file lands in. */
 const PACKAGES: Record<string, { readonly name: string; readonly root: string }> = {
@@ -71,11 +71,10 @@ export const TARGETS: readonly Target[] = [
     from: [[`${CORE}/replay.ts`, ['ReplayedRequest', 'ChunkEvent', 'ProjectionEvent', 'opensRequest', 'RequestReplay']]],
   },
   { file: `${SESSION}/context-nodes.ts`, from: [[`${CORE}/nodes.ts`, ['contextNodes', 'NodesMark', 'appendedNodes']]] },
-  { file: `${SESSION}/projection-errors.ts`, from: [[`${CORE}/errors.ts`, '*']] },
   { file: `${SESSION}/surface-fold.ts`, from: [[`${CORE}/surface.ts`, '*']] },
   { file: 'packages/core/session/tests/request-projection.spec.ts', from: [[`${CORE_TESTS}/projection.test.ts`, '*']] },
   { file: `${LOOP}/context-nodes.ts`, from: [[`${CORE}/rules.ts`, '*']] },
-  { file: `${LOOP}/context-host.ts`, from: [[`${HOST}/host.ts`, '*'], [`${CORE}/normalize.ts`, '*']] },
+  { file: `${LOOP}/context-host.ts`, from: [[`${CORE}/host.ts`, '*']] },
   { file: 'packages/core/agent-loop/tests/context-support.ts', from: [[`${CORE_TESTS}/support.ts`, '*']] },
   { file: 'packages/core/agent-loop/tests/context-nodes.spec.ts', from: [[`${CORE_TESTS}/rules.test.ts`, '*']] },
   { file: 'packages/core/agent-loop/tests/context-normalize.spec.ts', from: [[`${CORE_TESTS}/normalize.test.ts`, '*']] },
@@ -94,8 +93,7 @@ export const TARGETS: readonly Target[] = [
  */
 export const PUBLIC: Readonly<Record<string, Readonly<Record<string, { readonly values: readonly string[]; readonly types: readonly string[] }>>>> = {
   [SESSION]: {
-    'projection-errors.ts': { values: ['ReplayError'], types: ['ReplayErrorCode'] },
-    'request-projection.ts': { values: ['requestMessagesFromLog'], types: [] },
+    'request-projection.ts': { values: ['ReplayError', 'requestMessagesFromLog'], types: ['ReplayErrorCode'] },
     'request-replay.ts': { values: ['RequestReplay'], types: ['ReplayedRequest'] },
     'surface-fold.ts': { values: ['SurfaceFold'], types: [] },
   },

@@ -13,7 +13,7 @@ import z from '@deepseek-ai/schemastery'
 import { hasAgentContextSeam } from '@dsh-seam/agent-loop-patch'
 import type { PressureMeasure, ProjectionCompactionConfig } from './config.ts'
 import { ProjectionCompactionConfig as EngineConfig } from './config.ts'
-import { ProjectionAwareCompactionEngine } from './engine.ts'
+import type { ProjectionAwareCompactionEngine } from './engine.ts'
 import type { SummarizationInput } from './reference.ts'
 import { referenceText, spanOf } from './reference.ts'
 
@@ -78,7 +78,8 @@ export const ProjectionCompactionSettings: z<ProjectionCompactionSettings> = z.i
 /**
  * Split the plugin config into the engine's, `measure` resolved for the loop, and the reference policy.
  * @param config - the plugin config.
- * @param seam - whether the running loop has the `agent/context` seam.
+ * @param seam - whether the running set can measure projections: the loop's `agent/context` seam and
+ *   dsh-compaction-basic's projection-aware engine.
  * @returns the engine's config (`'auto'` resolved, every other engine key unchanged) and `summary`/`referenceHint`.
  * @throws {ProjectionCompactionConfigError} for `measure: 'projection'` on a loop without the seam, where pressure
  *   would never be judged, or a `summary` or `referenceHint` that is not allowed.
@@ -90,13 +91,31 @@ export function resolveSettings(config: ProjectionCompactionSettings, seam: bool
   const reference = { summary, referenceHint }
   if (measure === 'auto') return { engine: { ...rest, measure: seam ? 'projection' : 'surface' }, reference }
   if (measure === 'projection' && !seam) {
-    throw new ProjectionCompactionConfigError('measure', measure, 'needs the agent/context seam (the patched @deepseek-ai/* set); use "surface" or "auto" on a stock one')
+    throw new ProjectionCompactionConfigError('measure', measure, 'needs the agent/context seam and the projection-aware engine (the patched @deepseek-ai/* set); use "surface" or "auto" on a stock one')
   }
   return { engine: { ...rest, measure }, reference }
 }
 
+/**
+ * The engine: dsh-compaction-basic's own (its `./projection` entry) on the patched set; on a stock set, where that entry
+ * is missing, this package's source of it, which serves `measure: 'surface'` only (its projected path reads the target
+ * resolution only the patched package has).
+ */
+async function loadEngine(): Promise<{ engine: typeof ProjectionAwareCompactionEngine; shipped: boolean }> {
+  try {
+    // Compiled from ./engine.ts: the same class, which TypeScript cannot equate (private members).
+    const { ProjectionAwareCompactionEngine: engine } = await import('@deepseek-ai/dsh-compaction-basic/projection')
+    return { engine: engine as unknown as typeof ProjectionAwareCompactionEngine, shipped: true }
+  } catch (error: unknown) {
+    if ((error as { code?: unknown }).code !== 'ERR_PACKAGE_PATH_NOT_EXPORTED') throw error
+    return { engine: (await import('./engine.ts')).ProjectionAwareCompactionEngine, shipped: false }
+  }
+}
+
+const loaded = await loadEngine()
+
 /** The engine class without its `Config`, which the plugin replaces by a wider schema. */
-const Engine: Omit<typeof ProjectionAwareCompactionEngine, 'Config'> & (new (ctx: Context, config: ProjectionCompactionConfig) => ProjectionAwareCompactionEngine) = ProjectionAwareCompactionEngine
+const Engine: Omit<typeof ProjectionAwareCompactionEngine, 'Config'> & (new (ctx: Context, config: ProjectionCompactionConfig) => ProjectionAwareCompactionEngine) = loaded.engine
 
 /** {@link ProjectionAwareCompactionEngine} taking {@link ProjectionCompactionSettings}. */
 export class ProjectionAwareCompactionPlugin extends Engine {
@@ -113,10 +132,11 @@ export class ProjectionAwareCompactionPlugin extends Engine {
   /**
    * @param ctx - the plugin context.
    * @param config - the engine's config, `measure: 'auto'`, `summary` and `referenceHint` allowed.
-   * @throws {ProjectionCompactionConfigError} for a bad value, or `measure: 'projection'` on a stock loop.
+   * @throws {ProjectionCompactionConfigError} for a bad value, or `measure: 'projection'` on a stock loop or a stock
+   *   dsh-compaction-basic.
    */
   constructor(ctx: Context, config: ProjectionCompactionSettings = {}) {
-    const { engine, reference } = resolveSettings(config, hasAgentContextSeam(ctx))
+    const { engine, reference } = resolveSettings(config, loaded.shipped && hasAgentContextSeam(ctx))
     super(ctx, engine)
     this.reference = reference
   }

@@ -7,7 +7,7 @@
  */
 
 import type { Message } from '@deepseek-ai/dsh-llm'
-import { isValidRevision, MAX_REVISION_LENGTH } from './normalize.ts'
+import { isValidRevision, MAX_REVISION_LENGTH } from './host.ts'
 import type { NodeIndex } from './rules.ts'
 import { isUserInput } from './rules.ts'
 

@@ -5,8 +5,8 @@
  */
 
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import type { ReplayErrorCode } from './errors.ts'
-import { ReplayError } from './errors.ts'
+import type { ReplayErrorCode } from './check.ts'
+import { ReplayError } from './check.ts'
 import type { ComparableRequest, ReplayedRequest } from './replay.ts'
 import { diffRequest, replayRequests } from './replay.ts'
 

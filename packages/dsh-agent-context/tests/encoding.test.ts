@@ -7,7 +7,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { decodeProjection } from '../src/check.ts'
 import { NodeIndex } from '../src/rules.ts'
-import { encodeInclude } from '../src/normalize.ts'
+import { encodeInclude } from '../src/host.ts'
 import { assistantMessage, twoTurns } from './support.ts'
 
 describe('encodeInclude / decodeProjection', () => {

@@ -4,8 +4,8 @@ import { CallId, createAssistantMessage, createToolResultMessage, createUserMess
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { NodeIndex } from '../src/rules.ts'
-import type { AgentContextErrorCode } from '../src/normalize.ts'
-import { AgentContextError, describeFailure, encodeInclude, isValidRevision, MAX_REVISION_LENGTH, normalizeSelection } from '../src/normalize.ts'
+import type { AgentContextErrorCode } from '../src/host.ts'
+import { AgentContextError, describeFailure, encodeInclude, isValidRevision, MAX_REVISION_LENGTH, normalizeSelection } from '../src/host.ts'
 
 const userMessage = (text: string): UserMessage => createUserMessage({ content: [{ type: 'text', text }], source: { kind: 'user' } })
 const assistantMessage = (text: string, calls: readonly string[] = []) => createAssistantMessage({
