@@ -7,7 +7,6 @@
  */
 
 import type { ContextSelection } from '@deepseek-ai/dsh-agent'
-import { isUserInput } from '@dsh-seam/agent-context'
 import type { PolicyListener } from '@dsh-seam/cli'
 
 /** Turns kept. */
@@ -25,7 +24,7 @@ export function createListener(): PolicyListener {
     for (let turns = 0; from > 0 && turns < KEEP_TURNS;) {
       from--
       const { message } = nodes[from] as (typeof nodes)[number]
-      if (message.source.kind === 'user' && isUserInput(message)) turns++
+      if (message.source.kind === 'user') turns++
     }
     return Promise.resolve({ include: nodes.slice(from).map(node => node.seq), revision: name })
   }

@@ -11,7 +11,6 @@
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
-import { standingSource } from '@dsh-seam/agent-context'
 
 /** A message source as DSH writes it. */
 type Source = Message['source']
@@ -62,6 +61,29 @@ export function isUserSource(source: Source): boolean {
 }
 
 /**
+ * @param message - a message.
+ * @returns whether it is user-role input (the user's, a plugin's, a snapshot), not a tool result or the model's reply.
+ */
+export function isUserInput(message: Message): boolean {
+  return message.role === 'user' && message.content.every(block => block.type !== 'tool-result')
+}
+
+/** Context forms that stay in force while on the surface: their producers show them once and check the surface. */
+const STANDING_FORMS: ReadonlySet<string | undefined> = new Set(['instructions', 'catalog', 'snapshot'])
+
+/**
+ * The producer of standing context: a message its producer declares of form `instructions`, `catalog` or `snapshot`.
+ * @param message - a message.
+ * @returns the producer key (`plugin:<id>` for a plugin, else the source kind), or undefined for any other message.
+ */
+export function standingProducer(message: Message): string | undefined {
+  const { source } = message
+  if (!STANDING_FORMS.has(formOf(source))) return undefined
+  const plugin = pluginOf(source)
+  return plugin === undefined ? source.kind : `${PLUGIN_KIND}${plugin}`
+}
+
+/**
  * A plugin-sourced message source in the session format.
  * @param format - the session format.
  * @param plugin - the plugin id.
@@ -87,7 +109,7 @@ const STORY_FORMS: ReadonlySet<string | undefined> = new Set(['recall', 'relay',
 export function isStoryLine(message: Message): boolean {
   const { source } = message
   if (isUserSource(source)) return true
-  if (pluginOf(source) === undefined || standingSource(message) !== undefined) return false
+  if (pluginOf(source) === undefined || standingProducer(message) !== undefined) return false
   return STORY_FORMS.has(formOf(source))
 }
 

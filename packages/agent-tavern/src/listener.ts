@@ -7,14 +7,13 @@
  */
 
 import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
-import type { ToolSchema } from '@deepseek-ai/dsh-llm'
-import { isUserInput, NodeIndex, sessionEventAt, standingSource } from '@dsh-seam/agent-context'
+import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { RequestPricer } from '@dsh-seam/compaction-effective-projection'
 import { calibrationFactor, requestEnvelope, UsageCalibration } from '@dsh-seam/compaction-effective-projection'
 import { reminderOf, TAVERN_PLUGIN } from './anchor.ts'
 import { resolveConfig } from './config.ts'
 import { AgentTavernError } from './errors.ts'
-import { formOf, isStoryLine, isUserSource, pluginOf } from './host-log.ts'
+import { formOf, isStoryLine, isUserInput, isUserSource, logOf, pluginOf, standingProducer } from './host-log.ts'
 import { terms } from './lexical.ts'
 import { messageText } from './log.ts'
 import { declaredConfidence, declaredImportance } from './memory.ts'
@@ -42,14 +41,14 @@ export interface ListenerServices {
 const UNCONFIRMED = 0.5
 
 /**
- * The standing source a message belongs to, whose newest message the policy always sends: the contract's standing
- * context (a producer's `instructions`, `catalog` and `snapshot` messages, `standingSource`), each reminder kind (the
- * real app's `tavern-opening` and `tavern-anchor`), and an imported `greeting` (the story's opening, per plugin).
+ * The standing source a message belongs to, whose newest message the policy always sends: standing context (a
+ * producer's `instructions`, `catalog` and `snapshot` messages, `standingProducer`), each reminder kind (the real
+ * app's `tavern-opening` and `tavern-anchor`), and an imported `greeting` (the story's opening, per plugin).
  * @param message - a surface node's message.
  * @returns the source key, or undefined for anything else.
  */
-function standingOf(message: ContextNode['message']): string | undefined {
-  const standing = standingSource(message)
+function standingOf(message: Message): string | undefined {
+  const standing = standingProducer(message)
   if (standing !== undefined) return standing
   const reminder = reminderOf(message)
   if (reminder !== undefined) return `${TAVERN_PLUGIN}:${reminder}`
@@ -85,15 +84,53 @@ interface OfferedView {
 }
 
 /**
+ * Tool-call units as the messages declare them, grown a message at a time: an assistant message with tool calls and
+ * the messages answering them (a message joins the unit of its first tool result whose call is known). A result whose
+ * call was not offered forms no unit. The host closes units itself; the policy groups them to price and rank them.
+ */
+class ToolUnits {
+  /** Each member of a unit with an answer, mapped to the unit's seqs in surface order. */
+  readonly byMember = new Map<number, readonly number[]>()
+  private readonly byCall = new Map<string, number[]>()
+
+  /**
+   * Append a node at the surface end.
+   * @param seq - the node's seq.
+   * @param message - its message.
+   */
+  push(seq: number, message: Message): void {
+    if (message.role === 'assistant') {
+      const unit = [seq]
+      for (const block of message.content) if (block.type === 'tool-call') this.byCall.set(block.id, unit)
+      return
+    }
+    for (const block of message.content) {
+      const unit = block.type === 'tool-result' ? this.byCall.get(block.toolCallId) : undefined
+      if (unit === undefined) continue
+      unit.push(seq)
+      const seqs = [...unit]
+      for (const member of seqs) this.byMember.set(member, seqs)
+      return
+    }
+  }
+
+  clear(): void {
+    this.byMember.clear()
+    this.byCall.clear()
+  }
+}
+
+/**
  * The policy's view of the offered nodes, their tool units and their {@link PolicyIndex}, kept as the surface grows:
  * while an offer extends the previous one (the host reuses its node objects), only the new nodes are described and
  * indexed; any other offer (a replaced surface) starts over, reusing the descriptions, which are pure in the message.
  */
 export class OfferView {
-  private index = NodeIndex.of([])
+  private seqs: number[] = []
+  private position = new Map<number, number>()
   private offered: readonly ContextNode[] = []
   private viewed: PolicyNode[] = []
-  private readonly byMember = new Map<number, readonly number[]>()
+  private readonly units = new ToolUnits()
   private readonly standing = new Map<string, number>()
   private readonly described = new Map<number, PolicyNode>()
 
@@ -108,26 +145,24 @@ export class OfferView {
     const kept = this.offered.length
     const extended = nodes.length >= kept && (kept === 0 || (nodes[0] === this.offered[0] && nodes[kept - 1] === this.offered[kept - 1]))
     if (!extended) {
-      this.index = NodeIndex.of([])
+      this.seqs = []
+      this.position = new Map()
       this.viewed = []
-      this.byMember.clear()
+      this.units.clear()
       this.standing.clear()
     }
-    const { index } = this
-    for (let at = index.length; at < nodes.length; at++) {
+    for (let at = this.seqs.length; at < nodes.length; at++) {
       const node = nodes[at] as ContextNode
       let view = this.described.get(node.seq)
       if (view === undefined) this.described.set(node.seq, view = describe(this.meter, node))
       this.viewed.push(view)
       if (view.standing !== undefined) this.standing.set(view.standing, view.seq)
-      index.push(node.seq, node.message)
-      const unit = index.units[index.unitOf[at] as number]
-      if (unit === undefined || unit.length < 2) continue
-      const seqs = unit.map(member => index.seqs[member] as number)
-      for (const member of seqs) this.byMember.set(member, seqs)
+      this.seqs.push(node.seq)
+      this.position.set(node.seq, at)
+      this.units.push(node.seq, node.message)
     }
     this.offered = nodes
-    return { nodes: this.viewed, units: this.byMember, index: { position: index.position, standing: this.standing }, seqs: index.seqs }
+    return { nodes: this.viewed, units: this.units.byMember, index: { position: this.position, standing: this.standing }, seqs: this.seqs }
   }
 
   /**
@@ -182,7 +217,8 @@ export function managedProjector(agent: Agent, policy: PolicyConfig, services: L
     if (contextWindow === undefined) {
       throw new AgentTavernError('no-context-window', String(agent.id), `route ${agent.options.provider}/${agent.options.model} reports no context window, so the agent-managed budget cannot be derived`)
     }
-    calibration.follow(agent.session.seq, sessionEventAt(agent.session))
+    const events = logOf(agent.session)
+    calibration.follow(agent.session.seq, seq => events[seq])
     const { nodes, units, index, seqs } = view.of(payload.nodes)
     const asked = payload.nodes.findLast(node => isUserSource(node.message.source))
     const query = asked === undefined ? [] : (view.view(asked.seq) as PolicyNode).terms
@@ -207,7 +243,7 @@ export function managedProjector(agent: Agent, policy: PolicyConfig, services: L
 /**
  * The managed listener outside the plugin, for a host that mounts it itself or replays a log with it
  * (`dsh-seam simulate`): the policy of a raw AgentTavern config, validated as the plugin validates it.
- * @param agent - the agent; the listener reads `id`, `options` and its session's `seq` and `eventAt`.
+ * @param agent - the agent; the listener reads `id`, `options` and its session's `seq` and `events`.
  * @param raw - an AgentTavern config (`character` and `policy` are read).
  * @param services - token meter and context-window lookup.
  * @returns the listener.
