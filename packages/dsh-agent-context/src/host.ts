@@ -7,6 +7,7 @@
  */
 
 import { inspect } from 'node:util'
+import type { Events } from '@deepseek-ai/cordis'
 import { isBailed } from '@deepseek-ai/cordis'
 import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 import { agentCarrier } from '@deepseek-ai/dsh-agent'
@@ -338,6 +339,9 @@ function dispatcherOf(agent: Agent): Dispatcher {
 
 type Callback = (...args: unknown[]) => unknown
 
+/** A payload of `event` before the host adds the fields it makes once a listener is found. */
+type Unoffered<E extends keyof Events, K extends string> = Omit<Parameters<Events[E]>[0], K> & Partial<Pick<Parameters<Events[E]>[0], K>>
+
 /**
  * Run looked-up waterfall listeners as cordis' `waterfall` does: outermost first, each `next()` calling the one inside
  * it, the innermost `next()` calling `inner`.
@@ -416,8 +420,8 @@ function pass(agent: Agent, request: ProjectionRequest, observe: boolean): 'unhe
   // Both payloads get the offer once a listener is found (the same objects, before any listener runs), so a step with
   // none makes no offer. The last argument stands for the innermost `next()`, which `waterfall` is given once the
   // offer it answers with is made.
-  const payload: Record<string, unknown> = { agent, turn, step, system, tools, signal }
-  const shown: Record<string, unknown> = { agent, turn, step, system, tools, signal }
+  const payload: Unoffered<'agent/context', 'generation' | 'nodes' | 'requiredSeqs'> = { agent, turn, step, system, tools, signal }
+  const shown: Unoffered<'agent/context-selected', 'nodes' | 'requiredSeqs' | 'replaceableSeqs' | 'include'> = { agent, turn, step, system, tools, signal }
   const contextArgs: unknown[] = [carrier, 'agent/context', payload, undefined]
   const selecting = events.dispatch('waterfall', contextArgs) as Callback[]
   const observing = observe ? events.dispatch('serial', [carrier, 'agent/context-selected', shown]) as Callback[] : []
@@ -431,9 +435,9 @@ function pass(agent: Agent, request: ProjectionRequest, observe: boolean): 'unhe
   }
   const offered = offer(agent)
   const inner = (): Promise<ContextSelection> => Promise.resolve(offered.everything)
-  payload['generation'] = offered.generation
-  payload['nodes'] = offered.nodes
-  payload['requiredSeqs'] = offered.requiredSeqs
+  payload.generation = offered.generation
+  payload.nodes = offered.nodes
+  payload.requiredSeqs = offered.requiredSeqs
   return (async () => {
     // Typed a selection; an untyped listener that returns nothing leaves every node.
     let selection: ContextSelection | undefined

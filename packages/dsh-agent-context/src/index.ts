@@ -1,7 +1,9 @@
 /**
- * Pure core of the `agent/context` seam: surface nodes and the host's rules, the selection normalizer, the
- * `request/projection` encoding and its one decoder, the host's policy read back, request replay from a log, a JSONL
- * log reader, and the turn of a log seq for policies that select by turn.
+ * Core of the `agent/context` seam for the offline tools (`dsh-seam`), tests and benchmarks: surface nodes and the
+ * host's rules, the selection normalizer, the `request/projection` decoder, the host's policy read back, request replay
+ * from a log, a JSONL log reader, and the turn of a log seq for policies that select by turn. The host step itself
+ * (`host.ts`) is not exported: the patched loop carries it compiled. A DSH plugin reads the `agent/context` payload
+ * and DSH's own exports, not this package.
  * @module @dsh-seam/agent-context
  */
 
@@ -9,7 +11,6 @@ export type { ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 export type { RequestProjection } from '@deepseek-ai/dsh-session'
 export { decodeProjection } from './check.ts'
 export type { ProjectionViolation, RequestAt, SurfaceNodes } from './check.ts'
-export { REQUEST_PROJECTION_FORM } from './check.ts'
 export { ReplayError } from './check.ts'
 export type { ProjectionViolationCode, ReplayErrorCode, ReplayPosition } from './check.ts'
 export { appendedNodes, contextNodes, sessionEventAt } from './nodes.ts'
@@ -17,7 +18,7 @@ export type { NodesMark } from './nodes.ts'
 export { isUserInput, NodeIndex, standingSource } from './rules.ts'
 export { policyFinding } from './policy.ts'
 export type { PolicyFinding, PolicyFindingCode } from './policy.ts'
-export { AgentContextError, describeFailure, encodeInclude, isValidRevision, MAX_REVISION_LENGTH, normalizeOffer, normalizeSelection } from './host.ts'
+export { AgentContextError, describeFailure, normalizeOffer, normalizeSelection } from './host.ts'
 export type { AgentContextErrorCode, NormalizeInput, NormalizedProjection } from './host.ts'
 export { pendingProjection, pendingProjectionOf, projectionEvents, requestMessagesFromLog } from './projection.ts'
 export type { LoggedSession } from './projection.ts'

@@ -55,8 +55,12 @@ export class RequestReplay {
   private header: EpochHeader | undefined
   private pending: ProjectionEvent | undefined
   private previous: SessionEvent | undefined
+  private newest: ReplayedRequest | undefined
+
   /** The newest request fed so far. */
-  last: ReplayedRequest | undefined
+  get last(): ReplayedRequest | undefined {
+    return this.newest
+  }
 
   /**
    * Fold the next event of the log.
@@ -81,7 +85,7 @@ export class RequestReplay {
         // Merge-extensible event union: every other event is folded by the surface alone or is log-only.
         break
     }
-    if (opened !== undefined) this.last = opened
+    if (opened !== undefined) this.newest = opened
     if (endsPendingProjection(event)) this.pending = undefined
     this.previous = event
     return opened

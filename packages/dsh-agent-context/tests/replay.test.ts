@@ -4,7 +4,7 @@ import type { BootedLoop } from '@dsh-seam/loop-testkit'
 import { bootLoop, failureReply, patchedDsh, textReply, toolCallReply } from '@dsh-seam/loop-testkit'
 import { describe, expect, it } from 'vitest'
 import type { ReplayErrorCode } from '../src/check.ts'
-import { ReplayError } from '../src/check.ts'
+import { REQUEST_PROJECTION_FORM, ReplayError } from '../src/check.ts'
 import { projectionEvents } from '../src/projection.ts'
 import type { ReplayedRequest } from '../src/replay.ts'
 import { diffRequest, opensRequest, replayRequests, RequestReplay } from '../src/replay.ts'
@@ -148,6 +148,8 @@ describe('replayRequests on tampered logs', () => {
     expect((error as ReplayError).seq).toBe(target.seq)
     expect((error as ReplayError).message).toContain(`seq ${target.seq}`)
     if (code !== 'malformed-projection') expect((error as ReplayError).request).toMatchObject({ turn: 3, revision: 'keep-last-2' })
+    // A malformed projection is told the one shape text Session.append's refusal also quotes.
+    else expect((error as ReplayError).message).toContain(REQUEST_PROJECTION_FORM)
   })
 })
 
