@@ -3,8 +3,8 @@
 // toolCalls, toolResults, toolErrors, projections (request/projection), compactions, tavernEvents (events of an
 // agent-tavern/* type: AgentTavern records its mode in the session binding and writes none) }.
 // A plain session.jsonl is read line by line, whatever event types it holds. A session.jsonl.zstd is read with
-// @dsh-seam/agent-context's readSessionLog (it decodes DSH's Zstandard frames with the patched persistence's frame
-// scan): the module `--reader` names, else the one of the @dsh-seam/cli installed in the working directory.
+// @dsh-seam/agent-context's readSessionLog (it decodes DSH's Zstandard frames with node:zlib): the module `--reader`
+// names, else the one of the @dsh-seam/cli installed in the working directory.
 // Usage: session-stats.mjs [--reader <agent-context module>] <session.jsonl[.zstd]>
 //   (consumer-smoke/cli.sh runs it in its app; source-checkout/cli-runs.sh passes the workspace's built reader)
 import { readFileSync } from 'node:fs'

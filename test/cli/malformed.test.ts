@@ -97,12 +97,14 @@ describe('files that are not session logs', () => {
     expect(await expectRefused(file(`${lines[0]}\n${lines[1]}\n\u0000\u0001\u0002garbage`), 'malformed', 3)).toMatch(/not the start of a JSON line/)
   })
 
-  it('Zstandard garbage is malformed; a Zstandard log cut inside its last frame is truncated', async () => {
+  it('Zstandard garbage is malformed, two stray bytes after the last frame too; a Zstandard log cut inside its last frame is truncated', async () => {
     const frames = lines.slice(0, -1).map(text => zstdCompressSync(`${text}\n`))
     const whole = Buffer.concat(frames)
     expect((await dshContext('verify', file(whole, 'whole.jsonl.zstd'), '--quiet')).status).toBe(EXIT.ok)
     const torn = file(whole.subarray(0, whole.length - 7), 'torn.jsonl.zstd')
     expect(await expectRefused(torn, 'truncated', undefined)).toMatch(/^ends inside the Zstandard frame at byte \d+: its write did not complete$/)
+    const strayTail = file(Buffer.concat([whole, Buffer.from('\n\n')]), 'stray-tail.jsonl.zstd')
+    expect(await expectRefused(strayTail, 'malformed', undefined)).toBe(`is not Zstandard data that DSH wrote: invalid frame magic at byte ${whole.length}`)
     const magic = Buffer.from([0x28, 0xB5, 0x2F, 0xFD])
     const noise = Buffer.from(Array.from({ length: 2048 }, (_, i) => (i * 104729 + 7) % 251))
     expect(await expectRefused(file(Buffer.concat([magic, Buffer.from([0x00]), noise])), 'malformed', undefined)).toMatch(/Zstandard/)

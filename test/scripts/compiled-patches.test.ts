@@ -30,7 +30,7 @@ describe('the compiled patches carry the seam (drift check: `node packages/agent
   })
 
   it('no patch imports a workspace package, and the loop needs no packageExtensions', () => {
-    for (const pkg of ['dsh-agent', 'dsh-agent-loop', 'dsh-compaction-basic', 'dsh-session', 'dsh-session-persistence-jsonl', 'dsh-token-meter']) {
+    for (const pkg of ['dsh-agent', 'dsh-agent-loop', 'dsh-compaction-basic', 'dsh-session', 'dsh-token-meter']) {
       expect(readFileSync(patchFile(`@deepseek-ai/${pkg}`, '0.1.0-rc.8'), 'utf8')).not.toMatch(/@dsh-seam\//)
     }
     expect(readFileSync(join(ROOT, 'pnpm-workspace.yaml'), 'utf8')).not.toMatch(/packageExtensions/)

@@ -1,10 +1,10 @@
 // An app on stock DSH rc.8 (run with --import ./stock-resolve.mjs): every public package imports; detection answers
-// false; the guard throws; AgentTavern refuses activating agent-managed closed and runs dsh-native; a compressed log is refused by code.
+// false; the guard throws; AgentTavern refuses activating agent-managed closed and runs dsh-native; a compressed log reads.
 // Prints one JSON line of what it saw.
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { zstdCompressSync } from 'node:zlib'
+import { constants, zstdCompressSync } from 'node:zlib'
 
 const seen = { imported: [] }
 const packages = [
@@ -58,14 +58,12 @@ let out = ''
 const exit = await main(['verify', join(persistRoot, file)], { stdout: { write: text => { out += text } }, stderr: { write: text => { out += text } } })
 seen.verify = { exit, out: out.trim().replace(persistRoot, '<root>') }
 
-const dir = mkdtempSync(join(tmpdir(), 'stock-app-'))
-const log = join(dir, 'session.jsonl.zst')
-writeFileSync(log, zstdCompressSync(Buffer.from('{"type":"session","version":0}\n')))
-try {
-  await readSessionLog(log)
-  seen.compressedLog = 'read'
-} catch (error) {
-  seen.compressedLog = error.code
-}
+// The same log compressed as DSH writes it (a checksummed Zstandard frame per flush: here the header, then each line)
+// reads to the same events with stock DSH's packages.
+const plain = readFileSync(join(persistRoot, file), 'utf8').split('\n').slice(0, -1)
+const compressed = join(mkdtempSync(join(tmpdir(), 'stock-app-')), 'session.jsonl.zstd')
+writeFileSync(compressed, Buffer.concat(plain.map(line => zstdCompressSync(`${line}\n`, { params: { [constants.ZSTD_c_checksumFlag]: 1 } }))))
+const [fromPlain, fromCompressed] = await Promise.all([readSessionLog(join(persistRoot, file)), readSessionLog(compressed)])
+seen.compressedLog = { frames: plain.length, events: fromCompressed.events.length, same: JSON.stringify(fromCompressed) === JSON.stringify(fromPlain) }
 
 console.log(JSON.stringify(seen))

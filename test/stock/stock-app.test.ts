@@ -2,8 +2,8 @@
  * The public packages in an app on stock DSH rc.8: every `@deepseek-ai/*` import resolves from the unmodified npm set
  * (`stock-resolve.mjs`, in a child process, so no patched module is loaded beside it). Nothing crashes at import,
  * detection answers false, `assertAgentContextSeam` fails loud, AgentTavern refuses activating `agent-managed` closed
- * (`architecture-conflict`, `mode-unavailable`) and runs `dsh-native` with a log stock DSH can read (the CLI verifies it there), and a compressed
- * log is refused by code. On the patched set the guard
+ * (`architecture-conflict`, `mode-unavailable`) and runs `dsh-native` with a log stock DSH can read (the CLI verifies it there), and
+ * `readSessionLog` reads that log compressed as DSH writes it to the same events. On the patched set the guard
  * passes, and without an agent loop it names that.
  */
 
@@ -38,7 +38,7 @@ describe('an app on stock DSH rc.8', () => {
       errors: [],
       unknownTypes: [],
       verify: { exit: 0, out: expect.stringMatching(/^verified <root>\/.*session\.jsonl: 3 requests rebuilt from \d+ events; 0 request\/projection events hold the host invariants$/) },
-      compressedLog: 'compressed-unsupported',
+      compressedLog: { frames: expect.any(Number), events: expect.any(Number), same: true },
     })
   })
 })

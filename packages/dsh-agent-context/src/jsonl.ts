@@ -13,9 +13,6 @@ import { open, stat } from 'node:fs/promises'
 import { constants, zstdDecompressSync } from 'node:zlib'
 import type { SessionEvent, SessionHeader } from '@deepseek-ai/dsh-session'
 import { decodeStorageRecord, KNOWN_SESSION_EVENT_TYPES, SESSION_FORMAT_VERSION } from '@deepseek-ai/dsh-session'
-// A namespace import: the Zstandard scan is an export only the seam's dsh-session-persistence-jsonl adds, and this
-// module must still load on a stock build, where a plain JSONL log reads and a compressed one is refused by code.
-import * as persistence from '@deepseek-ai/dsh-session-persistence-jsonl'
 
 /** Why a session log was refused. */
 export type SessionLogErrorCode =
@@ -37,8 +34,6 @@ export type SessionLogErrorCode =
   | 'unknown-event-type'
   /** The header's `version` is not this build's `SESSION_FORMAT_VERSION`. */
   | 'format-version'
-  /** A Zstandard log on a DSH build whose dsh-session-persistence-jsonl lacks the seam's frame scan. */
-  | 'compressed-unsupported'
 
 /** A refused session log, naming the file and, where one is at fault, its 1-based line. */
 export class SessionLogError extends Error {
@@ -73,7 +68,8 @@ export interface SessionLog {
   lineOf(seq: number): number
 }
 
-const ZSTD_MAGIC = 0xFD2FB528
+/** The magic number that opens every Zstandard frame, as it is stored (little-endian 0xFD2FB528). */
+const ZSTD_MAGIC = Buffer.from([0x28, 0xB5, 0x2F, 0xFD])
 
 /**
  * Most bytes one Zstandard frame of a log may expand to. DSH writes a frame per flush of whole lines, so a frame of
@@ -83,8 +79,8 @@ const ZSTD_MAGIC = 0xFD2FB528
 const MAX_FRAME_BYTES = 256 << 20
 
 /**
- * Decode one Zstandard frame, or the decodable prefix of a torn one (`ZSTD_e_flush`, as DSH's `decompressZstdPrefix`
- * recovers it), stopping at {@link MAX_FRAME_BYTES}.
+ * Decode one Zstandard frame, or the decodable prefix of a torn one (`ZSTD_e_flush`, as DSH's backend recovers a torn
+ * frame), stopping at {@link MAX_FRAME_BYTES}.
  * @throws {SessionLogError} `malformed` when the frame expands beyond the cap; the decoder's own error otherwise.
  */
 function decodeFrame(bytes: Buffer, path: string, start: number, torn: boolean): Buffer {
@@ -156,22 +152,54 @@ function looksTorn(bytes: Buffer): boolean {
 }
 
 /**
- * The decoded frames of a Zstandard log (DSH writes whole lines per frame), found by DSH's own `scanZstdFrames`. A
- * torn last frame is `truncated` when its bytes decode as far as they go (as DSH's `decompressZstdPrefix` recovers a
- * torn frame), and `malformed` otherwise; no frame expands beyond {@link MAX_FRAME_BYTES}.
+ * Where the Zstandard frame at `start` ends, or `undefined` when the file ends inside it: its header and block headers
+ * are read and block payloads skipped, as DSH's backend scans its log (rc.8 does not export that scan). Node's decoder
+ * cannot tell this: it stops at the end of the first frame of its input, and returns a cut frame's decodable prefix
+ * without an error.
+ * @throws {Error} naming the byte of a bad magic number, a reserved header bit or a reserved block type.
+ */
+function frameEnd(buffer: Buffer, start: number): number | undefined {
+  const magic = buffer.subarray(start, start + ZSTD_MAGIC.length)
+  if (!magic.equals(ZSTD_MAGIC.subarray(0, magic.length))) throw new Error(`invalid frame magic at byte ${start}`)
+  const descriptor = buffer[start + ZSTD_MAGIC.length]
+  if (descriptor === undefined) return undefined
+  if ((descriptor & 0x18) !== 0) throw new Error(`reserved frame-header bit at byte ${start + ZSTD_MAGIC.length}`)
+  const singleSegment = (descriptor & 0x20) !== 0
+  const contentSizeFlag = descriptor >>> 6
+  const contentSizeBytes = contentSizeFlag === 0 ? Number(singleSegment) : 1 << contentSizeFlag
+  const dictionaryBytes = [0, 1, 2, 4][descriptor & 3] as number
+  let end = start + ZSTD_MAGIC.length + 1 + Number(!singleSegment) + dictionaryBytes + contentSizeBytes
+  for (let last = false; !last;) {
+    if (end + 3 > buffer.length) return undefined
+    const block = buffer.readUIntLE(end, 3)
+    const type = block >>> 1 & 3
+    if (type === 3) throw new Error(`reserved block type at byte ${end}`)
+    last = (block & 1) !== 0
+    end += 3 + (type === 1 ? 1 : block >>> 3)
+  }
+  end += (descriptor & 0x04) === 0 ? 0 : 4
+  return end <= buffer.length ? end : undefined
+}
+
+/**
+ * The decoded frames of a Zstandard log (DSH writes whole lines per frame), each found by {@link frameEnd}. A torn last
+ * frame is `truncated` when its bytes decode as far as they go and `malformed` otherwise; no frame expands beyond
+ * {@link MAX_FRAME_BYTES}.
  */
 async function* zstdChunks(buffer: Buffer, path: string): AsyncGenerator<Chunk> {
-  const { scanZstdFrames, decompressZstdPrefix } = persistence as Partial<typeof persistence>
-  if (scanZstdFrames === undefined || decompressZstdPrefix === undefined) {
-    throw new SessionLogError('compressed-unsupported', path, undefined, 'is Zstandard-compressed, and this DSH build\'s @deepseek-ai/dsh-session-persistence-jsonl has no scanZstdFrames/decompressZstdPrefix (the agent/context seam\'s patched 0.1.0-rc.8 adds them); read it with the patched set, or keep the log as plain JSONL')
-  }
-  let scan: ReturnType<typeof scanZstdFrames>
+  const frames: { start: number; end: number }[] = []
+  let offset = 0
   try {
-    scan = scanZstdFrames(buffer)
+    for (;;) {
+      const end = offset < buffer.length ? frameEnd(buffer, offset) : undefined
+      if (end === undefined) break
+      frames.push({ start: offset, end })
+      offset = end
+    }
   } catch (error: unknown) {
     throw new SessionLogError('malformed', path, undefined, `is not Zstandard data that DSH wrote: ${(error as Error).message}`, { cause: error })
   }
-  const { frames, tornStart } = scan
+  const tornStart = offset < buffer.length ? offset : undefined
   if (tornStart !== undefined) {
     try {
       decodeFrame(buffer.subarray(tornStart), path, tornStart, true)
@@ -196,9 +224,9 @@ async function* zstdChunks(buffer: Buffer, path: string): AsyncGenerator<Chunk> 
 /** The plaintext of a log in chunks: read a megabyte at a time, or decoded frame by frame when it is compressed. */
 async function plaintextChunks(path: string): Promise<{ chunks: AsyncIterable<Chunk>; compressed: boolean; size: number }> {
   const { handle, size } = await openRegularFile(path)
-  const magic = Buffer.alloc(4)
-  const { bytesRead } = await handle.read(magic, 0, 4, 0)
-  if (bytesRead < 4 || magic.readUInt32LE(0) !== ZSTD_MAGIC) {
+  const magic = Buffer.alloc(ZSTD_MAGIC.length)
+  const { bytesRead } = await handle.read(magic, 0, magic.length, 0)
+  if (!magic.subarray(0, bytesRead).equals(ZSTD_MAGIC)) {
     async function* closing(): AsyncGenerator<Chunk> {
       try {
         yield* fileChunks(handle, path)

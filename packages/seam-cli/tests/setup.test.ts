@@ -140,7 +140,7 @@ describe('pnpm 11: pnpm-workspace.yaml', () => {
     const { pnpm, ...manifest } = json(ten)
     writeFileSync(join(ten, 'package.json'), `${JSON.stringify({ ...manifest, packageManager: 'pnpm@11.28.11', pnpm: { ...pnpm, neverBuiltDependencies: ['fsevents'] } }, null, 2)}\n`)
     const plan = setup(ten)
-    expect(plan.files[0]!.notes).toEqual([`pnpm: removed ${DSH_PINS.size + 6 + 1} seam entries pnpm 11 no longer reads from package.json (they are in pnpm-workspace.yaml)`])
+    expect(plan.files[0]!.notes).toEqual([`pnpm: removed ${DSH_PINS.size + PATCHED.length + 1} seam entries pnpm 11 no longer reads from package.json (they are in pnpm-workspace.yaml)`])
     expect(json(ten)['pnpm']).toEqual({ neverBuiltDependencies: ['fsevents'] })
     const text = readFileSync(join(dir, 'pnpm-workspace.yaml'), 'utf8')
     expect(text).toMatch(/^# the app\nallowBuilds:\n {2}esbuild: true # native\n {2}koffi: true\noverrides:\n {2}"@deepseek-ai\/cordis": 4.0.1\n(.*\n)*? {2}left-pad: 1.3.0\npatchedDependencies:\n/)
