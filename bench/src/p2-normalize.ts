@@ -6,6 +6,7 @@
 import type { ContextNode } from '@deepseek-ai/dsh-agent'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import { CallId, createAssistantMessage, createToolResultMessage, createUserMessage } from '@deepseek-ai/dsh-llm'
+import { SessionId } from '@deepseek-ai/dsh-session'
 import { NodeIndex, normalizeSelection } from '@dsh-seam/agent-context'
 import type { Section } from './report.ts'
 import { verdict } from './report.ts'
@@ -63,7 +64,7 @@ export function benchNormalize(quick: boolean): { section: Section; points: Norm
   const rows: string[][] = []
   for (const size of quick ? SIZES.slice(0, 3) : SIZES) {
     const { nodes, requiredSeqs, include } = workload(size)
-    const input = { agent: 'p2', index: NodeIndex.of(nodes), requiredSeqs }
+    const input = { agent: SessionId('p2'), index: NodeIndex.of(nodes), requiredSeqs }
     const selection = { include, revision: 'keep-recent' }
     const sent = normalizeSelection(input, selection).include.length
     const ms = timePerCall(() => normalizeSelection(input, selection))

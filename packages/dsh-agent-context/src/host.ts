@@ -12,7 +12,7 @@ import { isBailed } from '@deepseek-ai/cordis'
 import type { Agent, ContextNode, ContextSelection } from '@deepseek-ai/dsh-agent'
 import { agentCarrier } from '@deepseek-ai/dsh-agent'
 import type { Message, ToolSchema } from '@deepseek-ai/dsh-llm'
-import type { RequestProjection, SessionEvent } from '@deepseek-ai/dsh-session'
+import type { RequestProjection, SessionEvent, SessionId } from '@deepseek-ai/dsh-session'
 import { deriveEventMessage, foldSurface } from '@deepseek-ai/dsh-session'
 import { NodeIndex } from './rules.ts'
 import { SurfaceFold } from './surface.ts'
@@ -38,20 +38,20 @@ export function encodeInclude(surfaceSeqs: readonly number[], positions: readonl
 export const MAX_REVISION_LENGTH = 200
 
 /**
- * Whether the loop logs a `revision`: a string of at most {@link MAX_REVISION_LENGTH} code units. The loop's rule on
- * write; readers take any revision string a log holds.
- * @param revision - a listener's value (typed, but a plain-JavaScript listener may return anything).
+ * Whether the loop logs a `revision`: at most {@link MAX_REVISION_LENGTH} code units. The loop's rule on write; readers
+ * take any revision string a log holds.
+ * @param revision - a listener's revision.
  * @returns true for a valid revision.
  */
-export function isValidRevision(revision: unknown): revision is string {
-  return typeof revision === 'string' && revision.length <= MAX_REVISION_LENGTH
+export function isValidRevision(revision: string): boolean {
+  return revision.length <= MAX_REVISION_LENGTH
 }
 
 /** Why a projection was refused. */
 export type AgentContextErrorCode =
   /** `include` names a seq that never was a message-bearing node of this agent's surface. */
   | 'unknown-seq'
-  /** `revision` is not a string of at most `MAX_REVISION_LENGTH` code units (`isValidRevision`). */
+  /** `revision` is longer than `MAX_REVISION_LENGTH` code units (`isValidRevision`). */
   | 'invalid-revision'
   /** A selection of fewer than every node has no `revision`: the logged projection would not name its policy. */
   | 'missing-revision'
@@ -105,7 +105,7 @@ export class AgentContextError extends Error {
    */
   constructor(
     readonly code: AgentContextErrorCode,
-    readonly agent: string,
+    readonly agent: SessionId,
     readonly revision: string | undefined,
     readonly values: readonly (number | string)[],
     detail: string,
@@ -137,7 +137,7 @@ export type NormalizedProjection = {
 /** What the normalizer checks a listener result against. */
 export interface NormalizeInput {
   /** Session id of the agent, for error messages. */
-  readonly agent: string
+  readonly agent: SessionId
   /** The message-bearing surface nodes offered to the listeners, with the open turn. */
   readonly index: NodeIndex
   /** Seqs always sent; each is a node of `index`. */
@@ -165,10 +165,7 @@ export function normalizeSelection(input: NormalizeInput, selection: ContextSele
   const { agent, index } = input
   const { include, revision } = selection
   if (revision !== undefined && !isValidRevision(revision)) {
-    // A plain-JavaScript listener's value may be anything.
-    const value: unknown = revision
-    const shown = typeof value === 'string' ? `${value.slice(0, 40)}… (${value.length} code units)` : typeof value
-    throw new AgentContextError('invalid-revision', agent, undefined, [shown], `returned a revision that is not a string of at most ${MAX_REVISION_LENGTH} code units`)
+    throw new AgentContextError('invalid-revision', agent, undefined, [`${revision.slice(0, 40)}… (${revision.length} code units)`], `returned a revision of more than ${MAX_REVISION_LENGTH} code units`)
   }
   const chosen: number[] = []
   const unknown: number[] = []
@@ -220,7 +217,7 @@ export function normalizeSelection(input: NormalizeInput, selection: ContextSele
  * @throws {AgentContextError} naming the agent, the revision and the offending values.
  */
 export function normalizeOffer(
-  agent: string,
+  agent: SessionId,
   log: () => readonly SessionEvent[],
   index: NodeIndex,
   requiredSeqs: readonly number[],
@@ -428,7 +425,7 @@ function pass(agent: Agent, request: ProjectionRequest, observe: boolean): 'unhe
   // With no listener the request sends every node, as without the seam: decided without a promise of its own.
   if (selecting.length === 0 && observing.length === 0) return 'unheard'
   if (selecting.length > 1) {
-    const failure = new AgentContextError('multiple-listeners', String(agent.id), undefined, [selecting.length],
+    const failure = new AgentContextError('multiple-listeners', agent.id, undefined, [selecting.length],
       'has more than one listener in the agent\'s scope: one policy selects an agent\'s requests (compose policies inside it); listeners')
     agent.ctx.logger.warn(failure.message)
     return Promise.reject(failure)
@@ -439,14 +436,14 @@ function pass(agent: Agent, request: ProjectionRequest, observe: boolean): 'unhe
   payload.nodes = offered.nodes
   payload.requiredSeqs = offered.requiredSeqs
   return (async () => {
-    // Typed a selection; an untyped listener that returns nothing leaves every node.
+    // Undefined when no listener selects.
     let selection: ContextSelection | undefined
     if (selecting.length > 0) {
       try {
         selection = await waterfall<ContextSelection | undefined>(selecting, contextArgs, inner)
       } catch (error: unknown) {
         signal.throwIfAborted()
-        const failure = new AgentContextError('listener-failed', String(agent.id), undefined, [], 'listener failed', error)
+        const failure = new AgentContextError('listener-failed', agent.id, undefined, [], 'listener failed', error)
         // `turn/end` records it with its cause; the log line is what an operator watching the console sees.
         agent.ctx.logger.warn(`${failure.message}: ${describeFailure(error)}`)
         throw failure
@@ -457,7 +454,7 @@ function pass(agent: Agent, request: ProjectionRequest, observe: boolean): 'unhe
     const { followed: { fold, index }, requiredSeqs } = offered
     const projection = selection === undefined || selection === offered.everything
       ? undefined
-      : normalizeOffer(String(agent.id), () => fold.events, index, requiredSeqs, selection)
+      : normalizeOffer(agent.id, () => fold.events, index, requiredSeqs, selection)
     if (observing.length > 0) {
       Object.assign(shown, {
         nodes: offered.nodes,
@@ -500,7 +497,7 @@ async function project(agent: Agent, request: ProjectionRequest, first: Exclude<
   if ('moved' in done) done = await pass(agent, request, false)
   if (done === 'unheard') return session.deriveMessages()
   if ('moved' in done) {
-    throw new AgentContextError('surface-changed', String(agent.id), validRevision(done.selection?.revision), [done.moved.generation, session.surface.replaceGeneration], 'saw the surface change while its listeners ran, twice; surface generations')
+    throw new AgentContextError('surface-changed', agent.id, validRevision(done.selection?.revision), [done.moved.generation, session.surface.replaceGeneration], 'saw the surface change while its listeners ran, twice; surface generations')
   }
   const { current, projection } = done
   if (projection === undefined || projection.isDefault) return session.deriveMessages()

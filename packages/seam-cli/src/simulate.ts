@@ -311,7 +311,7 @@ async function project(run: PolicyRun, view: RequestView, offer: OfferMessage, l
   if (reply.type !== 'selection') throw new PolicyError('listener-failed', run.name, `${offer.where} answered ${reply.type}, not a selection`)
   let positions: readonly number[]
   try {
-    positions = reply.everything ? [...index.seqs.keys()] : normalizeOffer(String(log.header.id), () => log.events.slice(0, request.seq), index, offer.requiredSeqs, reply.selection).positions
+    positions = reply.everything ? [...index.seqs.keys()] : normalizeOffer(log.header.id, () => log.events.slice(0, request.seq), index, offer.requiredSeqs, reply.selection).positions
   } catch (error: unknown) {
     if (!(error instanceof AgentContextError)) throw error
     throw new PolicyError('invalid-selection', run.name, `${offer.where}: ${error.message}`, { cause: error })
