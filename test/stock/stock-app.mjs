@@ -1,10 +1,9 @@
 // An app on stock DSH rc.8 (run with --import ./stock-resolve.mjs): every public package imports; detection answers
 // false; the guard throws; AgentTavern refuses activating agent-managed closed and runs dsh-native; a compressed log reads.
 // Prints one JSON line of what it saw.
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { constants, zstdCompressSync } from 'node:zlib'
 
 const seen = { imported: [] }
 const packages = [
@@ -21,7 +20,7 @@ for (const name of packages) {
 const { readSessionLog } = await import('@dsh-seam/agent-context')
 const { assertAgentContextSeam, hasAgentContextSeam } = await import('@dsh-seam/agent-loop-patch')
 const { AgentTavern, contextModeOf } = await import('@dsh-seam/agent-tavern')
-const { bootLoop, stockDsh, textReply } = await import('@dsh-seam/loop-testkit')
+const { bootLoop, sessionLogPath, stockDsh, textReply } = await import('@dsh-seam/loop-testkit')
 const session = await import('@deepseek-ai/dsh-session')
 seen.stockSession = !session.KNOWN_SESSION_EVENT_TYPES.has('request/projection')
 
@@ -58,12 +57,17 @@ let out = ''
 const exit = await main(['verify', join(persistRoot, file)], { stdout: { write: text => { out += text } }, stderr: { write: text => { out += text } } })
 seen.verify = { exit, out: out.trim().replace(persistRoot, '<root>') }
 
-// The same log compressed as DSH writes it (a checksummed Zstandard frame per flush: here the header, then each line)
-// reads to the same events with stock DSH's packages.
-const plain = readFileSync(join(persistRoot, file), 'utf8').split('\n').slice(0, -1)
-const compressed = join(mkdtempSync(join(tmpdir(), 'stock-app-')), 'session.jsonl.zstd')
-writeFileSync(compressed, Buffer.concat(plain.map(line => zstdCompressSync(`${line}\n`, { params: { [constants.ZSTD_c_checksumFlag]: 1 } }))))
-const [fromPlain, fromCompressed] = await Promise.all([readSessionLog(join(persistRoot, file)), readSessionLog(compressed)])
-seen.compressedLog = { frames: plain.length, events: fromCompressed.events.length, same: JSON.stringify(fromCompressed) === JSON.stringify(fromPlain) }
+// A log stock DSH's own JSONL backend writes Zstandard-compressed reads to the events its session holds.
+const zstdLoop = await bootLoop(dsh, { fallback: textReply('Aye.'), persistRoot: mkdtempSync(join(tmpdir(), 'stock-app-zstd-')), compression: 'zstd' })
+const zstdAgent = zstdLoop.create('stock-app-zstd')
+for (const text of ['one', 'two', 'three']) await zstdLoop.say(zstdAgent, text)
+await zstdLoop.ctx.sessions.flush(zstdAgent.session)
+const compressed = sessionLogPath(zstdLoop, zstdAgent)
+const fromCompressed = await readSessionLog(compressed)
+seen.compressedLog = {
+  zstd: readFileSync(compressed).readUInt32LE(0) === 0xFD2FB528,
+  events: fromCompressed.events.length,
+  same: JSON.stringify(fromCompressed.events) === JSON.stringify(zstdAgent.session.events),
+}
 
 console.log(JSON.stringify(seen))

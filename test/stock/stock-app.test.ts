@@ -3,7 +3,7 @@
  * (`stock-resolve.mjs`, in a child process, so no patched module is loaded beside it). Nothing crashes at import,
  * detection answers false, `assertAgentContextSeam` fails loud, AgentTavern refuses activating `agent-managed` closed
  * (`architecture-conflict`, `mode-unavailable`) and runs `dsh-native` with a log stock DSH can read (the CLI verifies it there), and
- * `readSessionLog` reads that log compressed as DSH writes it to the same events. On the patched set the guard
+ * `readSessionLog` reads a log stock DSH's own backend wrote Zstandard-compressed to the events its session holds. On the patched set the guard
  * passes, and without an agent loop it names that.
  */
 
@@ -38,7 +38,7 @@ describe('an app on stock DSH rc.8', () => {
       errors: [],
       unknownTypes: [],
       verify: { exit: 0, out: expect.stringMatching(/^verified <root>\/.*session\.jsonl: 3 requests rebuilt from \d+ events; 0 request\/projection events hold the host invariants$/) },
-      compressedLog: { frames: expect.any(Number), events: expect.any(Number), same: true },
+      compressedLog: { zstd: true, events: expect.any(Number), same: true },
     })
   })
 })

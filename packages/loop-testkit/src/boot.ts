@@ -19,6 +19,8 @@ export interface BootOptions extends ScriptedAdapterOptions {
   readonly persona?: string
   /** Mount JSONL session persistence under this directory. */
   readonly persistRoot?: string
+  /** With `persistRoot`: the JSONL backend's `compression` (default `'none'`). */
+  readonly compression?: 'none' | 'zstd'
   /** Plugins mounted after the loop, e.g. a compaction engine with its config. */
   readonly plugins?: readonly [plugin: unknown, config?: unknown][]
 }
@@ -67,7 +69,7 @@ export async function bootLoop(dsh: DshModules, options: BootOptions = {}): Prom
   }
   await plugin(dsh.llm.default)
   await plugin(dsh.session.default)
-  if (options.persistRoot !== undefined) await plugin(dsh.persistenceJsonl.default, { root: options.persistRoot, compression: 'none' })
+  if (options.persistRoot !== undefined) await plugin(dsh.persistenceJsonl.default, { root: options.persistRoot, compression: options.compression ?? 'none' })
   await plugin(dsh.systemPrompt.default, { persona: options.persona ?? 'You are a scripted test agent.' })
   await plugin(dsh.tools.default, {})
   await plugin(dsh.agent.default)
