@@ -43,8 +43,6 @@ interface Place {
   readonly packed?: string
   /** The line each entry point gains for a copy, or none. */
   readonly entries: Readonly<Record<string, (copy: Placed) => string | undefined>>
-  /** Whether the package's root bundle re-exports the copies, so a copy may not import it. */
-  readonly reexports: boolean
   /** Files the patch's hand-written hunks add, which a refill keeps. */
   readonly hand?: readonly string[]
 }
@@ -80,7 +78,6 @@ const PLACES: Readonly<Record<string, Place>> = {
       'lib/index.js': (copy) => publicLine(SESSION, copy, '.js', `./types/${copy.file}.js`),
       'lib/types/index.d.ts': (copy) => publicLine(SESSION, copy, '.d.ts', `./${copy.file}.js`),
     },
-    reexports: true,
   },
   // The loop's API gains its error only.
   [LOOP]: {
@@ -92,7 +89,6 @@ const PLACES: Readonly<Record<string, Place>> = {
       'lib/index.js': (copy) => publicLine(LOOP, copy, '.js', `./${copy.file}.js`),
       'lib/types/index.d.ts': (copy) => publicLine(LOOP, copy, '.d.ts', `./${copy.file}.js`),
     },
-    reexports: true,
   },
   // Compaction's root gains nothing: the projection-aware engine is its `./projection` entry.
   [`${BASIC}/src`]: {
@@ -101,7 +97,6 @@ const PLACES: Readonly<Record<string, Place>> = {
     types: 'lib/types',
     packed: 'lib/projection*.js',
     entries: {},
-    reexports: false,
     hand: ['lib/config.js', 'lib/projection.js', 'lib/types/projection.d.ts'],
   },
 }
@@ -165,12 +160,16 @@ function stockFolder(name: string): string {
   return join(ROOT, 'stock/node_modules', name)
 }
 
-/** The compiled file of the unmodified npm package (under `lib`) that exports each name; its root bundle only when that does not re-export the copies. */
+/**
+ * The compiled file of the unmodified npm package (under `lib`) that exports each name; its root bundle only when the
+ * patch adds no line to the entry points (a bundle that re-exports the copies cannot be imported by one).
+ */
 function exportersOf(place: Place): Map<string, string> {
   const exporters = new Map<string, string>()
   const folder = join(stockFolder(place.name), place.lib)
   const files = readdirSync(folder).filter((f) => f.endsWith('.js') && f !== 'index.js').sort()
-  for (const file of place.reexports ? files : [...files, 'index.js']) {
+  const reexports = Object.keys(place.entries).length > 0
+  for (const file of reexports ? files : [...files, 'index.js']) {
     const text = readFileSync(join(folder, file), 'utf8')
     const declared = [...text.matchAll(/^export (?:async )?(?:function\*?|class|const|let|var) ([\w$]+)/gm)].map((m) => m[1]!)
     const listed = [...text.matchAll(/^export \{([^}]*)\}/gm)].flatMap((m) => m[1]!.split(',').map((e) => e.trim().split(/\s+as\s+/).at(-1)!))
