@@ -255,7 +255,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
 
   /**
    * Catch the session's calibration up with its log.
-   * @returns the calibration and the newest request the log records.
+   * @returns the session's calibration.
    */
   private follow(session: Session): UsageCalibration {
     let calibration = this.calibrations.get(session)
