@@ -34,15 +34,16 @@ type ProjectionEvent = SessionEvent<'request/projection'>
 
 /**
  * Whether a chunk opens a request: the first chunk of its step, or the first after a `finish` chunk (a retry in the
- * same step) or after any other event: the request boundary {@link RequestReplay} rebuilds at.
+ * same step): the request boundary {@link RequestReplay} rebuilds at. Events between two chunks of one stream (a
+ * plugin appending while the request streams) do not end it.
  * @param chunk - an `assistant/chunk` event.
- * @param previous - the event before it in the log, if any.
+ * @param previousChunk - the `assistant/chunk` before it in the log, if any.
  * @returns whether `chunk` is the first chunk of a request.
  */
-export function opensRequest(chunk: ChunkEvent, previous: SessionEvent | undefined): boolean {
-  if (previous?.type !== 'assistant/chunk') return true
-  const before = previous
-  return before.data.chunk.type === 'finish' || before.data.turn !== chunk.data.turn || before.data.step !== chunk.data.step
+export function opensRequest(chunk: ChunkEvent, previousChunk: ChunkEvent | undefined): boolean {
+  if (previousChunk === undefined) return true
+  const { data } = previousChunk
+  return data.chunk.type === 'finish' || data.turn !== chunk.data.turn || data.step !== chunk.data.step
 }
 
 /**
@@ -54,7 +55,7 @@ export class RequestReplay {
   private readonly surface = new SurfaceFold()
   private header: EpochHeader | undefined
   private pending: ProjectionEvent | undefined
-  private previous: SessionEvent | undefined
+  private previousChunk: ChunkEvent | undefined
   private newest: ReplayedRequest | undefined
 
   /** The newest request fed so far. */
@@ -72,7 +73,7 @@ export class RequestReplay {
     const { surface } = this
     // A request is built before its first chunk is appended, so it is rebuilt from the surface before the chunk; and
     // a chunk whose projection does not decode throws before anything is folded, so the replay can be fed it again.
-    const opened = event.type === 'assistant/chunk' && opensRequest(event, this.previous) ? this.open(event) : undefined
+    const opened = event.type === 'assistant/chunk' && opensRequest(event, this.previousChunk) ? this.open(event) : undefined
     surface.apply(event)
     switch (event.type) {
       case 'request/header':
@@ -87,7 +88,7 @@ export class RequestReplay {
     }
     if (opened !== undefined) this.newest = opened
     if (endsPendingProjection(event)) this.pending = undefined
-    this.previous = event
+    if (event.type === 'assistant/chunk') this.previousChunk = event
     return opened
   }
 

@@ -241,6 +241,36 @@ describe('diffRequest', () => {
   })
 })
 
+describe('a plugin appending while a request streams', () => {
+  it('does not split the request: the replay rebuilds what the provider received, one request per call', async () => {
+    const loop = await bootLoop(await patchedDsh(), { script: [textReply('first answer'), textReply('second answer')] })
+    const agent = loop.create('titled')
+    keepLast(agent, 1)
+    // As DSH's session-title plugin does: its append lands between two chunks of the main request's stream. The plugin
+    // declares the event's data; it is not installed here.
+    const appendTitle = agent.session.append.bind(agent.session) as (type: string, data: unknown) => unknown
+    loop.ctx.on('llm/stream', (_options, next) => {
+      const stream = next()
+      return (async function* () {
+        let first = true
+        for await (const chunk of stream) {
+          yield chunk
+          if (first) appendTitle('session/title', { title: 'A title' })
+          first = false
+        }
+      })()
+    })
+    await loop.say(agent, 'go')
+    await loop.say(agent, 'again')
+    expect(loop.errors).toEqual([])
+    const { events } = agent.session
+    const title = events.findIndex(event => (event.type as string) === 'session/title')
+    expect(events[title - 1]?.type).toBe('assistant/chunk')
+    expect(events[title + 1]?.type).toBe('assistant/chunk')
+    expect(expectFaithfulReplay(loop, events)).toHaveLength(loop.adapter.requests.length)
+  })
+})
+
 describe('opensRequest', () => {
   const chunk = (seq: number, step: number, type: 'text-delta' | 'finish'): SessionEvent<'assistant/chunk'> => ({
     type: 'assistant/chunk',
@@ -248,11 +278,9 @@ describe('opensRequest', () => {
     time: 0,
     data: { turn: 1, step, chunk: (type === 'finish' ? { type, reason: { kind: 'stop' } } : { type, index: 0, text: 'x' }) },
   })
-  const stepStart: SessionEvent<'step/start'> = { type: 'step/start', seq: 0, time: 0, data: { turn: 1, step: 1 } }
 
-  it('opens a request at a chunk after a non-chunk event, a finish chunk or a chunk of another step', () => {
+  it('opens a request at the log\'s first chunk, a chunk after a finish chunk or a chunk of another step', () => {
     expect(opensRequest(chunk(0, 1, 'text-delta'), undefined)).toBe(true)
-    expect(opensRequest(chunk(1, 1, 'text-delta'), stepStart)).toBe(true)
     expect(opensRequest(chunk(2, 1, 'text-delta'), chunk(1, 1, 'finish'))).toBe(true)
     expect(opensRequest(chunk(2, 2, 'text-delta'), chunk(1, 1, 'text-delta'))).toBe(true)
   })

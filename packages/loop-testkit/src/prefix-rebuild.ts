@@ -26,8 +26,14 @@ export interface PrefixRequest {
  * @returns request start seqs in log order.
  */
 export function requestStarts(events: readonly SessionEvent[]): number[] {
-  return events.flatMap((event, i) =>
-    event.type === 'assistant/chunk' && opensRequest(event, events[i - 1]) ? [event.seq] : [])
+  const starts: number[] = []
+  let previousChunk: SessionEvent<'assistant/chunk'> | undefined
+  for (const event of events) {
+    if (event.type !== 'assistant/chunk') continue
+    if (opensRequest(event, previousChunk)) starts.push(event.seq)
+    previousChunk = event
+  }
+  return starts
 }
 
 /**
