@@ -39,8 +39,8 @@ function compactionProtected(selection: Pick<SelectedContext, 'requiredSeqs' | '
 /** The selection the engine judged last for an agent, while the surface it was made on stands. */
 interface Judged {
   readonly generation: number
-  readonly surfaceNodes: number
-  readonly include: readonly number[]
+  /** The seqs the request sent; undefined when it sent every node (`include` is then the host's own growing list). */
+  readonly include: readonly number[] | undefined
   readonly requiredSeqs: readonly number[]
   readonly replaceableSeqs: readonly number[]
 }
@@ -130,7 +130,8 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     if (this.config.auto && this.policy.pressure === 'auto') await this.warnOnFailure(() => this.relieveProjectedPressure(selection))
     // A selection the engine compacted under is stale: the host selects again over the new surface.
     if (surface.replaceGeneration === generation) {
-      this.judged.set(agent, { generation, surfaceNodes: selection.nodes.length, include, requiredSeqs, replaceableSeqs })
+      const sent = include.length === selection.nodes.length ? undefined : include
+      this.judged.set(agent, { generation, include: sent, requiredSeqs, replaceableSeqs })
     }
   }
 
@@ -195,7 +196,7 @@ export class ProjectionAwareCompactionEngine extends BasicCompactionEngine {
     const judged = this.judged.get(agent)
     this.judged.delete(agent)
     const stale = judged === undefined || judged.generation !== session.surface.replaceGeneration
-    if (stale || judged.include.length === judged.surfaceNodes) return undefined
+    if (stale || judged.include === undefined) return undefined
     const included = new Set(judged.include)
     const pruned = this.prune(session, included)
     const sent = sentAfterPrune(included, pruned)
